@@ -1,0 +1,1 @@
+//! osprey-apply-patch (being built; see the crate's issue).

@@ -1,0 +1,2 @@
+//! The `osprey` binary.
+fn main() {}

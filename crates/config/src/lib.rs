@@ -1,0 +1,1 @@
+//! osprey-config (being built; see the crate's issue).

@@ -1,0 +1,1 @@
+//! osprey-core (being built; see the crate's issue).

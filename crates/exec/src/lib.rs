@@ -1,0 +1,1 @@
+//! osprey-exec (being built; see the crate's issue).

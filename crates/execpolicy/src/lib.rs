@@ -1,0 +1,1 @@
+//! osprey-execpolicy (being built; see the crate's issue).

@@ -1,0 +1,1 @@
+//! osprey-model (being built; see the crate's issue).

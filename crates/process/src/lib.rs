@@ -1,0 +1,1 @@
+//! osprey-process (being built; see the crate's issue).

@@ -1,0 +1,1 @@
+//! osprey-protocol (being built; see the crate's issue).

@@ -1,0 +1,1 @@
+//! osprey-shell (being built; see the crate's issue).

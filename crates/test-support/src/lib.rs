@@ -1,0 +1,1 @@
+//! osprey-test-support (being built; see the crate's issue).

@@ -1,0 +1,1 @@
+//! osprey-tools (being built; see the crate's issue).
