@@ -1,1 +1,5 @@
-//! osprey-config (being built; see the crate's issue).
+//! osprey-config (being built): `config.toml`, layers, providers, requirements.
+
+mod provider;
+
+pub use provider::{ModelProviderInfo, WireApi};
