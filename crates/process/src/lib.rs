@@ -1,1 +1,94 @@
-//! osprey-process (being built; see the crate's issue).
+//! Starting and stopping other programs: the only crate in Osprey that spawns processes.
+//!
+//! Everything the agent runs, from the model's shell commands to helper binaries, goes
+//! through here, so the rules for doing it safely live in one place:
+//!
+//! - **Nothing is inherited by accident.** An [`ExecRequest`] names the program, its
+//!   arguments, working directory, optional `argv[0]`, and its *complete* environment;
+//!   the child's environment is cleared before those variables are set.
+//! - **Every child leads its own session**, and so its own process group whose id is its
+//!   pid. It has no controlling terminal of ours (it cannot read the user's keystrokes
+//!   or be stopped for trying), and one `SIGKILL` to the group stops it together with
+//!   everything it started.
+//! - **Output is bounded.** [`OutputCaps`] keeps the first `head_bytes` and the last
+//!   `tail_bytes` of a stream and counts the rest ([`CappedOutput`]); a command printing a
+//!   gigabyte costs a megabyte.
+//! - **Nothing outlives its owner.** Dropping a running future or an
+//!   [`InteractiveProcess`] kills the process group; readers stop after a short drain
+//!   deadline even if a grandchild that escaped the group keeps a pipe open.
+//!
+//! # One-shot commands
+//!
+//! [`run_to_completion`] starts a command with stdin from `/dev/null`, reads stdout and
+//! stderr concurrently, and combines them in arrival order (the "aggregated output"),
+//! passing every chunk live to an optional [`OutputSink`]. An [`ExecExpiration`] decides
+//! when it must stop early: a timeout, a [`CancellationToken`](tokio_util::sync::CancellationToken),
+//! or both. The result is an [`ExecOutcome`] with the exit code or signal, whether it
+//! timed out or was cancelled, the wall time, and the capped output.
+//!
+//! The timeout counts active time only. [`ExecExpiration::timeout_control`] returns a
+//! [`TimeoutControl`] whose [`suspend`](TimeoutControl::suspend) hands out a guard; while
+//! any guard lives the clock stands still. The orchestrator holds one while an approval
+//! prompt waits for a person, so the command is not charged for that time.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), osprey_process::SpawnError> {
+//! use std::time::Duration;
+//! use osprey_process::{run_to_completion, ExecExpiration, ExecRequest, OutputCaps};
+//!
+//! let req = ExecRequest::new("/bin/sh", "/tmp").args(["-c", "echo hi; echo oops >&2"]);
+//! let outcome = run_to_completion(
+//!     req,
+//!     ExecExpiration::timeout(Duration::from_secs(10)),
+//!     OutputCaps::default(),
+//!     None,
+//! )
+//! .await?;
+//! assert_eq!(outcome.output_lossy(), "hi\noops\n");
+//! # Ok(()) }
+//! ```
+//!
+//! # Interactive sessions
+//!
+//! [`InteractiveProcess`] backs the model's "unified exec" tools: start a long-running
+//! command, look at what it printed after a while, type into it, look again. It runs on
+//! pipes or, with `tty`, on a pseudo-terminal (allocated with portable-pty, 24 × 80 by
+//! default). Background tasks read output continuously into a bounded buffer;
+//! [`collect_output`](InteractiveProcess::collect_output) returns what arrived since the
+//! previous call, waiting up to a given time but returning as soon as the process has
+//! exited and its output is drained. [`write_stdin`](InteractiveProcess::write_stdin)
+//! types into it; [`kill`](InteractiveProcess::kill) and `Drop` kill the process group.
+//! Terminal I/O goes through Tokio's reactor on a non-blocking descriptor, so no blocking
+//! thread exists that could be left behind.
+//!
+//! # Errors
+//!
+//! A program that cannot be started gives a [`SpawnError`] naming the program, the working
+//! directory and the reason in words: ``could not start `foo` in /x: No such file or
+//! directory; check the program name, …``. A command that starts and then fails is not an
+//! error: its exit code is in the outcome.
+//!
+//! Unix only. `unsafe` is confined to the `sys` module (session setup between fork and
+//! exec, `killpg`, descriptor duplication), each use with its reasoning.
+
+mod expiration;
+mod interactive;
+mod output;
+mod pty;
+mod request;
+mod run;
+#[expect(
+    unsafe_code,
+    reason = "setsid/TIOCSCTTY between fork and exec, killpg and fcntl have no safe API"
+)]
+mod sys;
+
+pub use expiration::{ExecExpiration, Expiry, TimeoutControl, TimeoutSuspension};
+pub use interactive::{
+    CollectResult, InteractiveProcess, ProcessExit, SESSION_DRAIN_AFTER_EXIT,
+    STDIN_WRITE_TIMEOUT, SessionOptions, StdinError,
+};
+pub use output::{CappedOutput, OutputCaps, OutputSink, omission_marker};
+pub use pty::TerminalSize;
+pub use request::{ExecRequest, SpawnError};
+pub use run::{DRAIN_AFTER_EXIT, DRAIN_AFTER_KILL, ExecOutcome, run_to_completion};

@@ -1,0 +1,227 @@
+//! What to run ([`ExecRequest`]), how a spawn fails ([`SpawnError`]), and the one place
+//! that turns a request into an OS command.
+
+use std::collections::HashMap;
+use std::io;
+use std::path::PathBuf;
+use std::process::Stdio;
+
+use crate::sys;
+
+/// One program to start, fully specified: nothing is inherited from Osprey's own
+/// environment or working directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecRequest {
+    /// The program: a path, or a name looked up on the `PATH` in `env`.
+    pub program: String,
+    /// Arguments after the program name.
+    pub args: Vec<String>,
+    /// Working directory for the child.
+    pub cwd: PathBuf,
+    /// The complete environment of the child: the inherited one is cleared first.
+    pub env: HashMap<String, String>,
+    /// What the child sees as `argv[0]`; defaults to `program`. Used for helpers that
+    /// dispatch on their own name.
+    pub arg0: Option<String>,
+}
+
+impl ExecRequest {
+    /// A request with no arguments, an empty environment and no `arg0` override.
+    pub fn new(program: impl Into<String>, cwd: impl Into<PathBuf>) -> Self {
+        Self {
+            program: program.into(),
+            args: Vec::new(),
+            cwd: cwd.into(),
+            env: HashMap::new(),
+            arg0: None,
+        }
+    }
+
+    /// Appends arguments.
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// Sets one environment variable.
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.insert(key.into(), value.into());
+        self
+    }
+
+    /// Replaces the whole environment.
+    pub fn envs(mut self, env: HashMap<String, String>) -> Self {
+        self.env = env;
+        self
+    }
+
+    /// Sets `argv[0]`.
+    pub fn arg0(mut self, arg0: impl Into<String>) -> Self {
+        self.arg0 = Some(arg0.into());
+        self
+    }
+}
+
+/// A program could not be started. Each message names the program, the working
+/// directory, and what went wrong in plain words.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpawnError {
+    /// No executable was found under that name.
+    #[error(
+        "could not start `{program}` in {}: No such file or directory; check the program \
+         name, and that it is installed and on the PATH given to the command",
+        cwd.display()
+    )]
+    ProgramNotFound {
+        /// The program as requested.
+        program: String,
+        /// The working directory requested.
+        cwd: PathBuf,
+    },
+    /// The working directory does not exist or is not a directory.
+    #[error(
+        "could not start `{program}` in {}: the working directory {reason}; create it or \
+         run the command somewhere else",
+        cwd.display()
+    )]
+    BadCwd {
+        /// The program as requested.
+        program: String,
+        /// The working directory requested.
+        cwd: PathBuf,
+        /// "does not exist" or "is not a directory".
+        reason: &'static str,
+    },
+    /// Any other refusal by the operating system (permissions, limits, bad format).
+    #[error("could not start `{program}` in {}: {reason}", cwd.display())]
+    Os {
+        /// The program as requested.
+        program: String,
+        /// The working directory requested.
+        cwd: PathBuf,
+        /// The OS error in words, without its number.
+        reason: String,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+    /// A pseudo-terminal could not be set up for an interactive session.
+    #[error("could not start `{program}` in {}: could not open a terminal for it: {reason}", cwd.display())]
+    Terminal {
+        /// The program as requested.
+        program: String,
+        /// The working directory requested.
+        cwd: PathBuf,
+        /// What failed.
+        reason: String,
+    },
+    /// Spawning needs a Tokio runtime and none was running.
+    #[error(
+        "could not start `{program}`: no Tokio runtime is running on this thread; call \
+         from within async code"
+    )]
+    NoRuntime {
+        /// The program as requested.
+        program: String,
+    },
+}
+
+impl SpawnError {
+    /// Classifies a spawn failure, looking at the working directory only after the fact
+    /// so the common path pays nothing for it.
+    pub(crate) fn from_io(req: &ExecRequest, err: io::Error) -> Self {
+        let program = req.program.clone();
+        let cwd = req.cwd.clone();
+        match std::fs::metadata(&req.cwd) {
+            Err(_) => {
+                return Self::BadCwd {
+                    program,
+                    cwd,
+                    reason: "does not exist",
+                };
+            }
+            Ok(meta) if !meta.is_dir() => {
+                return Self::BadCwd {
+                    program,
+                    cwd,
+                    reason: "is not a directory",
+                };
+            }
+            Ok(_) => {}
+        }
+        if err.kind() == io::ErrorKind::NotFound {
+            return Self::ProgramNotFound { program, cwd };
+        }
+        Self::Os {
+            program,
+            cwd,
+            reason: plain_os_message(&err),
+            source: err,
+        }
+    }
+
+    pub(crate) fn terminal(req: &ExecRequest, reason: impl Into<String>) -> Self {
+        Self::Terminal {
+            program: req.program.clone(),
+            cwd: req.cwd.clone(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// The OS's text for an error without the trailing "(os error N)".
+pub(crate) fn plain_os_message(err: &io::Error) -> String {
+    let text = err.to_string();
+    match text.rfind(" (os error ") {
+        Some(cut) if text.ends_with(')') => text[..cut].to_string(),
+        _ => text,
+    }
+}
+
+/// How the child's standard streams are wired.
+pub(crate) enum Stdin {
+    Null,
+    Piped,
+}
+
+/// Builds the OS command for `req`: cleared environment, explicit cwd, optional argv[0],
+/// its own session and process group, stdout/stderr piped.
+pub(crate) fn command(req: &ExecRequest, stdin: Stdin) -> tokio::process::Command {
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "osprey-process is the one crate that spawns processes"
+    )]
+    let mut cmd = tokio::process::Command::new(&req.program);
+    cmd.args(&req.args)
+        .current_dir(&req.cwd)
+        .env_clear()
+        .envs(&req.env)
+        .stdin(match stdin {
+            Stdin::Null => Stdio::null(),
+            Stdin::Piped => Stdio::piped(),
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    if let Some(arg0) = &req.arg0 {
+        cmd.arg0(arg0);
+    }
+    sys::start_in_new_session(&mut cmd, false);
+    cmd
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn os_message_loses_its_number() {
+        let err = io::Error::from_raw_os_error(libc::EACCES);
+        assert_eq!(plain_os_message(&err), "Permission denied");
+    }
+}
