@@ -1,0 +1,6 @@
+//! Integration tests for the mock model server, driven over real HTTP with reqwest.
+
+// `cfg(test)` marks the helpers in the suite as test code for clippy's
+// allow-unwrap-in-tests, as it already does for the test functions.
+#[cfg(test)]
+mod suite;

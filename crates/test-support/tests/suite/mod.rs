@@ -1,0 +1,6 @@
+mod binary;
+mod capture;
+mod checks;
+mod framing;
+mod support;
+mod transport;
