@@ -1,1 +1,106 @@
-//! osprey-apply-patch (being built; see the crate's issue).
+//! The `*** Begin Patch` file-editing language: parsing, matching, and
+//! all-or-nothing application.
+//!
+//! A language model edits files by sending a patch such as
+//!
+//! ```text
+//! *** Begin Patch
+//! *** Update File: src/main.rs
+//! @@ fn main() {
+//! -    println!("hi");
+//! +    println!("hello");
+//! *** End Patch
+//! ```
+//!
+//! and this crate turns it into file changes. Correctness comes first: a
+//! patch either applies exactly as meant or changes nothing. The work is split
+//! in three steps, each a public function, so the agent can put its approval
+//! and sandbox checks between them:
+//!
+//! 1. **Parse** — [`parse_patch`] (lenient: heredoc and `bash -lc` wrappers,
+//!    padding, missing final newline) or [`parse_patch_strict`] (exactly
+//!    [`PATCH_LARK_GRAMMAR`]) turn text into a [`Patch`] of [`FileOp`]s, or a
+//!    [`ParseError`] naming the line and what was expected there.
+//!    [`maybe_parse_apply_patch_invocation`] recognises command lines
+//!    (`["apply_patch", PATCH]`, `bash -lc "cd dir && apply_patch <<'EOF' …"`).
+//! 2. **Verify** — [`verify_patch`] resolves every path (`..` and symlinks
+//!    first, then the allowed roots), checks that files exist or not as each
+//!    operation needs, finds every chunk, and computes every new content in
+//!    memory. Nothing is written. The [`VerifiedPatch`] lists the
+//!    [`FileChange`]s (with unified diffs on demand) and every absolute path
+//!    the patch touches, for approvals keyed by path.
+//! 3. **Apply** — [`apply_verified`] writes each new content to a temporary
+//!    file beside its target and renames it into place; if a rename fails,
+//!    the files already replaced are restored from memory. The
+//!    [`ApplySummary`] carries the `Success. Updated the following files:`
+//!    text.
+//!
+//! [`run_cli`] puts the three together as the `apply_patch` command.
+//!
+//! Chunks are found by the matcher in passes of decreasing strictness (exact;
+//! ignoring trailing whitespace; ignoring surrounding whitespace; with Unicode
+//! dashes, quotes and spaces folded to ASCII), after the `@@` anchor line when
+//! there is one and at the end of the file for `*** End of File`. Untouched
+//! bytes are copied verbatim, so CRLF files stay CRLF, a missing final newline
+//! stays missing unless an edit reaches the end, and context lines matched
+//! fuzzily keep their text. Replaced files keep their permission bits.
+//!
+//! The crate depends on no other Osprey crate; errors display as plain words
+//! fit to return to the model. The README beside this crate documents the
+//! language, the command, and where we deliberately differ from Codex.
+
+mod apply;
+mod cli;
+mod error;
+mod invocation;
+mod matcher;
+mod parser;
+mod paths;
+mod verify;
+
+pub use apply::{ApplySummary, apply_verified, summary_text};
+pub use cli::{EXIT_FAILURE, EXIT_SUCCESS, EXIT_USAGE, run_cli};
+pub use error::ApplyError;
+pub use invocation::{Invocation, maybe_parse_apply_patch_invocation};
+pub use matcher::MatchLevel;
+pub use parser::{Chunk, FileOp, ParseError, Patch, parse_patch, parse_patch_strict};
+pub use verify::{ChangeKind, FileChange, VerifiedPatch, verify_patch};
+
+/// Parses, verifies and applies `text` in one call (paths resolved against
+/// `cwd`, limited to `allowed_roots` when given).
+pub fn apply_patch_text(
+    text: &str,
+    cwd: &std::path::Path,
+    allowed_roots: Option<&[std::path::PathBuf]>,
+) -> Result<ApplySummary, ApplyError> {
+    let patch = parse_patch(text)?;
+    let verified = verify_patch(&patch, cwd, allowed_roots)?;
+    apply_verified(&verified)
+}
+
+/// The patch language as a Lark grammar, for a freeform (custom) tool
+/// definition. It describes what the strict parser accepts.
+pub const PATCH_LARK_GRAMMAR: &str = r#"start: begin_marker operation+ end_marker
+
+begin_marker: "*** Begin Patch" LF
+end_marker: "*** End Patch" LF?
+
+operation: add_file | delete_file | update_file
+
+add_file: "*** Add File: " path LF added_line*
+delete_file: "*** Delete File: " path LF
+update_file: "*** Update File: " path LF move_target? chunk+
+
+move_target: "*** Move to: " path LF
+path: /(.+)/
+
+chunk: chunk_header? chunk_line+ end_of_file?
+chunk_header: ("@@" | "@@ " /(.+)/) LF
+chunk_line: (context_line | removed_line | added_line)
+context_line: " " /(.*)/ LF
+removed_line: "-" /(.*)/ LF
+added_line: "+" /(.*)/ LF
+end_of_file: "*** End of File" LF
+
+%import common.LF
+"#;

@@ -1,0 +1,541 @@
+//! Finding chunks in a file and building the patched text.
+//!
+//! A file is viewed as borrowed line slices (without their `\n` / `\r\n`), so
+//! a 10 MB file costs one index vector, not a copy. Each chunk is searched
+//! from where the previous one ended, with passes of decreasing strictness:
+//! exact, ignoring trailing whitespace, ignoring surrounding whitespace, and
+//! finally with typographic punctuation folded to ASCII. Every pass scans the
+//! whole remaining file before the next, looser one starts, so an exact match
+//! later in the file wins over a fuzzy one earlier.
+//!
+//! The new text is built by copying untouched byte ranges verbatim (so their
+//! line endings survive) and writing replacement lines with the file's
+//! preferred ending (the first newline's style).
+
+use crate::parser::Chunk;
+
+/// How loosely a chunk had to be compared to be found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MatchLevel {
+    /// Byte-for-byte.
+    Exact,
+    /// Ignoring trailing whitespace.
+    TrimEnd,
+    /// Ignoring leading and trailing whitespace.
+    Trim,
+    /// Ignoring surrounding whitespace, with Unicode dashes, quotes and
+    /// spaces read as their ASCII forms.
+    Punctuation,
+}
+
+const LEVELS: [MatchLevel; 4] = [
+    MatchLevel::Exact,
+    MatchLevel::TrimEnd,
+    MatchLevel::Trim,
+    MatchLevel::Punctuation,
+];
+
+fn fold(c: char) -> char {
+    match c {
+        '\u{2010}' | '\u{2011}' | '\u{2012}' | '\u{2013}' | '\u{2014}' | '\u{2015}'
+        | '\u{2212}' => '-',
+        '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' => '\'',
+        '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' => '"',
+        '\u{00A0}' | '\u{2002}' | '\u{2003}' | '\u{2004}' | '\u{2005}' | '\u{2006}'
+        | '\u{2007}' | '\u{2008}' | '\u{2009}' | '\u{200A}' | '\u{202F}' | '\u{205F}'
+        | '\u{3000}' => ' ',
+        other => other,
+    }
+}
+
+fn line_eq(level: MatchLevel, file: &str, pat: &str) -> bool {
+    match level {
+        MatchLevel::Exact => file == pat,
+        MatchLevel::TrimEnd => file.trim_end() == pat.trim_end(),
+        MatchLevel::Trim => file.trim() == pat.trim(),
+        MatchLevel::Punctuation => file
+            .trim()
+            .chars()
+            .map(fold)
+            .eq(pat.trim().chars().map(fold)),
+    }
+}
+
+/// Finds `pattern` in `lines` at or after `start`. With `eof`, only the
+/// position that ends at the last line is tried.
+pub(crate) fn seek<S: AsRef<str>>(
+    lines: &[&str],
+    pattern: &[S],
+    start: usize,
+    eof: bool,
+) -> Option<(usize, MatchLevel)> {
+    if pattern.is_empty() {
+        return Some((start, MatchLevel::Exact));
+    }
+    if pattern.len() > lines.len() {
+        return None;
+    }
+    let last = lines.len() - pattern.len();
+    let first = if eof { last } else { start };
+    if first > last {
+        return None;
+    }
+    for level in LEVELS {
+        let head = pattern[0].as_ref();
+        for i in first..=last {
+            if !line_eq(level, lines[i], head) {
+                continue;
+            }
+            let rest_ok = pattern[1..]
+                .iter()
+                .zip(&lines[i + 1..])
+                .all(|(pat, line)| line_eq(level, line, pat.as_ref()));
+            if rest_ok {
+                return Some((i, level));
+            }
+        }
+    }
+    None
+}
+
+/// Line endings of a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Eol {
+    Lf,
+    CrLf,
+}
+
+impl Eol {
+    fn as_str(self) -> &'static str {
+        match self {
+            Eol::Lf => "\n",
+            Eol::CrLf => "\r\n",
+        }
+    }
+}
+
+/// A borrowed, line-indexed view of a text file.
+pub(crate) struct TextView<'a> {
+    src: &'a str,
+    /// Line texts without their line ending.
+    pub(crate) lines: Vec<&'a str>,
+    eol: Eol,
+}
+
+impl<'a> TextView<'a> {
+    pub(crate) fn new(src: &'a str) -> Self {
+        let mut lines = Vec::with_capacity(src.len() / 32 + 1);
+        let mut eol = None;
+        let mut rest = src;
+        while !rest.is_empty() {
+            match rest.find('\n') {
+                Some(nl) => {
+                    let line = &rest[..nl];
+                    let (text, this_eol) = match line.strip_suffix('\r') {
+                        Some(text) => (text, Eol::CrLf),
+                        None => (line, Eol::Lf),
+                    };
+                    eol.get_or_insert(this_eol);
+                    lines.push(text);
+                    rest = &rest[nl + 1..];
+                }
+                None => {
+                    lines.push(rest);
+                    rest = "";
+                }
+            }
+        }
+        Self {
+            src,
+            lines,
+            eol: eol.unwrap_or(Eol::Lf),
+        }
+    }
+
+    /// Byte offset where line `index` starts (`src.len()` past the end).
+    fn offset(&self, index: usize) -> usize {
+        match self.lines.get(index) {
+            Some(line) => line.as_ptr() as usize - self.src.as_ptr() as usize,
+            None => self.src.len(),
+        }
+    }
+}
+
+/// One planned edit: replace `old_len` lines at `start` with `new_lines`.
+#[derive(Debug)]
+pub(crate) struct Replacement<'c> {
+    start: usize,
+    old_len: usize,
+    new_lines: &'c [String],
+}
+
+/// Why a chunk could not be placed.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum MatchFailure {
+    /// The `@@` anchor line was not found.
+    Anchor { chunk: usize, anchor: String },
+    /// The chunk's old lines were not found.
+    Lines { chunk: usize },
+    /// Two chunks claim the same lines.
+    Overlap { chunk: usize },
+}
+
+/// Places every chunk and returns the edits in file order.
+pub(crate) fn plan<'c>(
+    view: &TextView<'_>,
+    chunks: &'c [Chunk],
+) -> Result<Vec<Replacement<'c>>, MatchFailure> {
+    let lines = &view.lines;
+    let mut out: Vec<Replacement<'c>> = Vec::with_capacity(chunks.len());
+    let mut cursor = 0usize;
+    for (index, chunk) in chunks.iter().enumerate() {
+        let number = index + 1;
+        let mut anchored = false;
+        if let Some(anchor) = &chunk.anchor {
+            match seek(lines, std::slice::from_ref(anchor), cursor, false) {
+                Some((at, _)) => {
+                    cursor = at + 1;
+                    anchored = true;
+                }
+                None => {
+                    return Err(MatchFailure::Anchor {
+                        chunk: number,
+                        anchor: anchor.clone(),
+                    });
+                }
+            }
+        }
+        if chunk.old_lines.is_empty() {
+            // A pure insertion goes right after its anchor, or else at the
+            // end of the file (before one trailing blank line, if any).
+            let at = if anchored {
+                cursor
+            } else if lines.last().is_some_and(|l| l.is_empty()) {
+                lines.len() - 1
+            } else {
+                lines.len()
+            };
+            out.push(Replacement {
+                start: at,
+                old_len: 0,
+                new_lines: &chunk.new_lines,
+            });
+            if anchored {
+                cursor = at;
+            }
+            continue;
+        }
+        let mut old: &[String] = &chunk.old_lines;
+        let mut new: &'c [String] = &chunk.new_lines;
+        let mut found = seek(lines, old, cursor, chunk.end_of_file);
+        if found.is_none() && old.last().is_some_and(String::is_empty) {
+            // A trailing empty line usually stands for the file's final
+            // newline, which is not a line of its own here.
+            old = &old[..old.len() - 1];
+            if new.last().is_some_and(String::is_empty) {
+                new = &new[..new.len() - 1];
+            }
+            found = seek(lines, old, cursor, chunk.end_of_file);
+        }
+        let Some((at, _level)) = found else {
+            return Err(MatchFailure::Lines { chunk: number });
+        };
+        // Leading and trailing lines the chunk keeps (its context) are left
+        // as they are in the file, so a fuzzy match never rewrites them.
+        let prefix = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+        let suffix = old[prefix..]
+            .iter()
+            .rev()
+            .zip(new[prefix..].iter().rev())
+            .take_while(|(a, b)| a == b)
+            .count();
+        out.push(Replacement {
+            start: at + prefix,
+            old_len: old.len() - prefix - suffix,
+            new_lines: &new[prefix..new.len() - suffix],
+        });
+        cursor = at + old.len();
+    }
+    // Insertions at the end may sort after later chunks; a stable sort keeps
+    // same-position edits in patch order.
+    let mut order: Vec<usize> = (0..out.len()).collect();
+    order.sort_by_key(|&i| out[i].start);
+    let mut sorted = Vec::with_capacity(out.len());
+    let mut end = 0usize;
+    for i in order {
+        let r = &out[i];
+        if r.start < end {
+            return Err(MatchFailure::Overlap { chunk: i + 1 });
+        }
+        end = r.start + r.old_len;
+        sorted.push(Replacement {
+            start: r.start,
+            old_len: r.old_len,
+            new_lines: r.new_lines,
+        });
+    }
+    Ok(sorted)
+}
+
+/// Builds the patched text. Untouched bytes are copied verbatim, so a file
+/// without a final newline keeps that state unless an edit reaches its end.
+pub(crate) fn render(view: &TextView<'_>, edits: &[Replacement<'_>]) -> String {
+    let eol = view.eol.as_str();
+    let mut size = view.src.len();
+    for r in edits {
+        size += r
+            .new_lines
+            .iter()
+            .map(|l| l.len() + eol.len())
+            .sum::<usize>();
+        size += eol.len();
+    }
+    let mut out = String::with_capacity(size);
+    let mut copied_to = 0usize; // line index
+    for r in edits {
+        let from = view.offset(copied_to);
+        let to = view.offset(r.start);
+        out.push_str(&view.src[from..to]);
+        if !r.new_lines.is_empty() && !out.is_empty() && !out.ends_with('\n') {
+            // Inserting after an unterminated last line: end it first.
+            out.push_str(eol);
+        }
+        for line in r.new_lines {
+            out.push_str(line);
+            out.push_str(eol);
+        }
+        copied_to = r.start + r.old_len;
+    }
+    out.push_str(&view.src[view.offset(copied_to)..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn s(items: &[&str]) -> Vec<String> {
+        items.iter().map(|x| (*x).to_string()).collect()
+    }
+
+    #[test]
+    fn exact_match() {
+        let lines = ["foo", "bar", "baz"];
+        assert_eq!(
+            seek(&lines, &s(&["bar", "baz"]), 0, false),
+            Some((1, MatchLevel::Exact))
+        );
+    }
+
+    #[test]
+    fn trailing_whitespace_fallback() {
+        let lines = ["foo   ", "bar\t"];
+        assert_eq!(
+            seek(&lines, &s(&["foo", "bar"]), 0, false),
+            Some((0, MatchLevel::TrimEnd))
+        );
+    }
+
+    #[test]
+    fn surrounding_whitespace_fallback() {
+        let lines = ["    foo  ", "\tbar"];
+        assert_eq!(
+            seek(&lines, &s(&["foo", "bar"]), 0, false),
+            Some((0, MatchLevel::Trim))
+        );
+    }
+
+    #[test]
+    fn punctuation_fallback() {
+        let lines = ["let s = \u{201C}hi\u{201D} \u{2014} it\u{2019}s\u{00A0}ok"];
+        assert_eq!(
+            seek(&lines, &s(&["let s = \"hi\" - it's ok"]), 0, false),
+            Some((0, MatchLevel::Punctuation))
+        );
+    }
+
+    #[test]
+    fn exact_later_beats_fuzzy_earlier() {
+        let lines = ["x ", "x"];
+        assert_eq!(
+            seek(&lines, &s(&["x"]), 0, false),
+            Some((1, MatchLevel::Exact))
+        );
+    }
+
+    #[test]
+    fn search_starts_at_cursor() {
+        let lines = ["a", "b", "a"];
+        assert_eq!(
+            seek(&lines, &s(&["a"]), 1, false),
+            Some((2, MatchLevel::Exact))
+        );
+    }
+
+    #[test]
+    fn eof_only_matches_at_end() {
+        let lines = ["a", "b", "a", "c"];
+        assert_eq!(seek(&lines, &s(&["a"]), 0, true), None);
+        assert_eq!(
+            seek(&lines, &s(&["a", "c"]), 0, true),
+            Some((2, MatchLevel::Exact))
+        );
+    }
+
+    #[test]
+    fn pattern_longer_than_file_is_no_match() {
+        assert_eq!(seek(&["one"], &s(&["a", "b"]), 0, false), None);
+    }
+
+    #[test]
+    fn view_keeps_crlf_and_missing_newline() {
+        let view = TextView::new("a\r\nb\r\nc");
+        assert_eq!(view.lines, vec!["a", "b", "c"]);
+        assert_eq!(view.eol, Eol::CrLf);
+        assert_eq!(view.offset(2), 6);
+        assert_eq!(view.offset(3), 7);
+    }
+
+    fn chunk(anchor: Option<&str>, old: &[&str], new: &[&str], eof: bool) -> Chunk {
+        Chunk {
+            anchor: anchor.map(str::to_string),
+            old_lines: s(old),
+            new_lines: s(new),
+            end_of_file: eof,
+            line: 1,
+        }
+    }
+
+    fn apply(src: &str, chunks: &[Chunk]) -> Result<String, MatchFailure> {
+        let view = TextView::new(src);
+        let edits = plan(&view, chunks)?;
+        Ok(render(&view, &edits))
+    }
+
+    #[test]
+    fn render_preserves_crlf_in_new_lines() {
+        let got = apply(
+            "a\r\nb\r\nc\r\n",
+            &[chunk(None, &["b"], &["B", "B2"], false)],
+        );
+        assert_eq!(got, Ok("a\r\nB\r\nB2\r\nc\r\n".to_string()));
+    }
+
+    #[test]
+    fn untouched_missing_final_newline_is_kept() {
+        let got = apply("x\ny\nz", &[chunk(None, &["x"], &["X"], false)]);
+        assert_eq!(got, Ok("X\ny\nz".to_string()));
+    }
+
+    #[test]
+    fn replacing_last_unterminated_line_adds_newline() {
+        let got = apply("x\ny\nz", &[chunk(None, &["z"], &["Z"], false)]);
+        assert_eq!(got, Ok("x\ny\nZ\n".to_string()));
+    }
+
+    #[test]
+    fn append_after_unterminated_line_terminates_it() {
+        let got = apply("x\ny", &[chunk(None, &[], &["z"], false)]);
+        assert_eq!(got, Ok("x\ny\nz\n".to_string()));
+    }
+
+    #[test]
+    fn anchor_narrows_search() {
+        let src = "fn a() {\n    x = 1;\n}\nfn b() {\n    x = 1;\n}\n";
+        let got = apply(
+            src,
+            &[chunk(
+                Some("fn b() {"),
+                &["    x = 1;"],
+                &["    x = 2;"],
+                false,
+            )],
+        );
+        assert_eq!(
+            got,
+            Ok("fn a() {\n    x = 1;\n}\nfn b() {\n    x = 2;\n}\n".to_string())
+        );
+    }
+
+    #[test]
+    fn missing_anchor_fails() {
+        let got = apply("a\n", &[chunk(Some("nope"), &["a"], &["b"], false)]);
+        assert_eq!(
+            got,
+            Err(MatchFailure::Anchor {
+                chunk: 1,
+                anchor: "nope".to_string()
+            })
+        );
+    }
+
+    #[test]
+    fn anchored_insertion_goes_after_anchor() {
+        let got = apply("a\nb\nc\n", &[chunk(Some("a"), &[], &["new"], false)]);
+        assert_eq!(got, Ok("a\nnew\nb\nc\n".to_string()));
+    }
+
+    #[test]
+    fn unanchored_insertion_goes_to_end() {
+        let got = apply("a\nb\n", &[chunk(None, &[], &["new"], false)]);
+        assert_eq!(got, Ok("a\nb\nnew\n".to_string()));
+    }
+
+    #[test]
+    fn trailing_empty_old_line_is_retried_without_it() {
+        let got = apply("a\nb\n", &[chunk(None, &["b", ""], &["B", ""], false)]);
+        assert_eq!(got, Ok("a\nB\n".to_string()));
+    }
+
+    #[test]
+    fn end_of_file_chunk_targets_last_occurrence() {
+        let got = apply("a\nb\na\n", &[chunk(None, &["a"], &["Z"], true)]);
+        assert_eq!(got, Ok("a\nb\nZ\n".to_string()));
+    }
+
+    #[test]
+    fn several_chunks_apply_in_order() {
+        let got = apply(
+            "1\n2\n3\n4\n5\n",
+            &[
+                chunk(None, &["2"], &["two"], false),
+                chunk(None, &["4"], &["four"], false),
+            ],
+        );
+        assert_eq!(got, Ok("1\ntwo\n3\nfour\n5\n".to_string()));
+    }
+
+    #[test]
+    fn chunks_must_be_in_file_order() {
+        let got = apply(
+            "1\n2\n3\n",
+            &[
+                chunk(None, &["3"], &["three"], false),
+                chunk(None, &["1"], &["one"], false),
+            ],
+        );
+        assert_eq!(got, Err(MatchFailure::Lines { chunk: 2 }));
+    }
+
+    #[test]
+    fn mixed_endings_use_first_line_style() {
+        let got = apply("a\r\nb\nc\n", &[chunk(None, &["b"], &["b", "new"], false)]);
+        assert_eq!(got, Ok("a\r\nb\nnew\r\nc\n".to_string()));
+    }
+
+    #[test]
+    fn fuzzy_context_lines_keep_file_text() {
+        let got = apply(
+            "  a  \nb\n c \n",
+            &[chunk(None, &["a", "b", "c"], &["a", "B", "c"], false)],
+        );
+        assert_eq!(got, Ok("  a  \nB\n c \n".to_string()));
+    }
+
+    #[test]
+    fn empty_file_insertion() {
+        let got = apply("", &[chunk(None, &[], &["x"], false)]);
+        assert_eq!(got, Ok("x\n".to_string()));
+    }
+}
