@@ -166,6 +166,21 @@ pub fn sse_turn(events: Vec<SseEvent>) -> MockResponse {
     MockResponse::Sse(all)
 }
 
+/// `response.output_item.added` announcing `item` (e.g. a message about to stream).
+pub fn ev_output_item_added(item: Value) -> SseEvent {
+    SseEvent::new(json!({
+        "type": "response.output_item.added",
+        "output_index": 0,
+        "item": item,
+    }))
+}
+
+/// `response.output_item.done` with an arbitrary finished `item`, for item types the other
+/// builders do not cover.
+pub fn ev_output_item_done(item: Value) -> SseEvent {
+    output_item_done(item)
+}
+
 fn output_item_done(item: Value) -> SseEvent {
     SseEvent::new(json!({
         "type": "response.output_item.done",

@@ -14,6 +14,9 @@ use tempfile::TempDir;
 use crate::script::WireApi;
 use crate::server::MockModelServer;
 
+/// Every generated provider key starts with this.
+const PROVIDER_PREFIX: &str = "model_providers.mock.";
+
 /// The API key [`TempHome::env`] exports, under [`TempHome::API_KEY_ENV`].
 pub const TEST_API_KEY: &str = "test-key";
 
@@ -102,6 +105,43 @@ impl TempHome {
         }
     }
 
+    /// Sets one key of the `mock` provider, replacing the generated value if there is one:
+    /// `home.set_provider_option("stream_idle_timeout_ms", "300")`. `toml_value` is TOML
+    /// source (quote strings). Use this rather than [`TempHome::write_config`] for provider
+    /// keys, which would repeat them.
+    pub fn set_provider_option(&self, key: &str, toml_value: &str) {
+        let path = self.config_path();
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(err) => panic!("could not read {}: {err}", path.display()),
+        };
+        let prefix = format!("{PROVIDER_PREFIX}{key} =");
+        let new_line = format!("{PROVIDER_PREFIX}{key} = {toml_value}");
+        let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        if let Some(line) = lines.iter_mut().find(|line| line.starts_with(&prefix)) {
+            *line = new_line;
+        } else {
+            // Provider keys are generated first, before any appended table header, so a new
+            // one goes right after them to stay at the top level.
+            let at = lines
+                .iter()
+                .rposition(|line| line.starts_with(PROVIDER_PREFIX))
+                .map_or(lines.len(), |index| index + 1);
+            lines.insert(at, new_line);
+        }
+        let mut updated = lines.join("\n");
+        updated.push('\n');
+        if let Err(err) = updated.parse::<toml::Table>() {
+            panic!(
+                "setting provider option {key} = {toml_value} would make {} invalid TOML: {err}",
+                path.display()
+            );
+        }
+        if let Err(err) = std::fs::write(&path, updated) {
+            panic!("could not write {}: {err}", path.display());
+        }
+    }
+
     /// Environment for an `osprey` child process: `OSPREY_HOME`, the mock provider's API
     /// key and `NO_COLOR=1`. Pass to `Command::envs`.
     pub fn env(&self) -> Vec<(&'static str, OsString)> {
@@ -178,6 +218,21 @@ mod tests {
     fn repeated_key_is_caught_when_appended() {
         let home = TempHome::for_base_url("http://127.0.0.1:9/v1", WireApi::Responses);
         home.write_config("model = \"other\"");
+    }
+
+    #[test]
+    fn provider_options_are_replaced_or_added_at_the_top_level() {
+        let home = TempHome::for_base_url("http://127.0.0.1:9/v1", WireApi::Responses);
+        home.write_config("[profiles.p]\nmodel = \"x\"");
+        home.set_provider_option("stream_idle_timeout_ms", "300");
+        home.set_provider_option("query_params", "{ api-version = \"1\" }");
+        let text = std::fs::read_to_string(home.config_path()).unwrap();
+        let table: toml::Table = text.parse().unwrap();
+        let provider = &table["model_providers"]["mock"];
+        assert_eq!(provider["stream_idle_timeout_ms"].as_integer(), Some(300));
+        assert_eq!(provider["query_params"]["api-version"].as_str(), Some("1"));
+        assert!(table["profiles"]["p"].get("query_params").is_none());
+        assert_eq!(text.matches("stream_idle_timeout_ms").count(), 1);
     }
 
     #[test]

@@ -41,7 +41,7 @@
 //! let home = TempHome::for_server(&server, WireApi::Responses);
 //! // … run `osprey exec` with `home.env()`, or drive the model client at `server.base_url()` …
 //! let requests = server.requests();
-//! assert_eq!(requests[1].output_for("call_1").is_some(), true);
+//! assert!(requests[1].output_for("call_1").is_some());
 //! server.verify();
 //! # drop(home);
 //! # }
@@ -67,6 +67,8 @@ pub use events::ev_custom_tool_call;
 pub use events::ev_failed;
 pub use events::ev_function_call;
 pub use events::ev_local_shell_call;
+pub use events::ev_output_item_added;
+pub use events::ev_output_item_done;
 pub use events::ev_output_text_delta;
 pub use events::ev_reasoning_item;
 pub use events::ev_reasoning_summary_delta;

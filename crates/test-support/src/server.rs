@@ -119,6 +119,16 @@ impl Shared {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Publishes that request `number` has been recorded. Concurrent handlers may finish
+    /// out of order, so the count only ever grows.
+    fn note_received(&self, number: usize) {
+        self.received.send_if_modified(|seen| {
+            let grew = number > *seen;
+            *seen = (*seen).max(number);
+            grew
+        });
+    }
+
     fn record_failure(&self, failure: String) {
         self.lock().failures.push(failure);
     }
@@ -274,11 +284,6 @@ impl MockModelServer {
             let _ = task.await;
         }
     }
-
-    /// Resolves once the server has been told to stop (used by the binary).
-    pub fn shutdown_token(&self) -> CancellationToken {
-        self.shared.shutdown.clone()
-    }
 }
 
 impl Drop for MockModelServer {
@@ -387,7 +392,7 @@ fn plan_request(shared: &Shared, path: &str, headers: &HeaderMap, body: &Bytes) 
         Plan::Reject(StatusCode::INTERNAL_SERVER_ERROR, failure)
     };
     drop(state);
-    shared.received.send_replace(number);
+    shared.note_received(number);
     plan
 }
 
@@ -416,7 +421,7 @@ async fn handle_unexpected(
         state.failures.push(failure.clone());
         let number = state.received;
         drop(state);
-        shared.received.send_replace(number);
+        shared.note_received(number);
     }
     error_response(StatusCode::NOT_FOUND, &failure)
 }
