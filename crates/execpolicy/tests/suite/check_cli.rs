@@ -1,0 +1,93 @@
+//! `run_check_cli` in-process: output shape, exit codes and errors.
+
+use std::path::Path;
+
+use osprey_execpolicy::run_check_cli;
+use pretty_assertions::assert_eq;
+
+use super::argv;
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let code = run_check_cli(&argv(args), &mut out, &mut err);
+    (
+        code,
+        String::from_utf8(out).unwrap(),
+        String::from_utf8(err).unwrap(),
+    )
+}
+
+fn rules_file(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn prints_one_json_line_and_exits_zero_even_when_forbidden() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = rules_file(
+        dir.path(),
+        "a.rules",
+        "prefix_rule(pattern=[\"git\", \"status\"], justification=\"read-only git\")\nprefix_rule(pattern=[\"git\"], decision=\"forbidden\")\n",
+    );
+    let (code, out, err) = run(&["--rules", &f, "--", "git", "status"]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!(
+        out,
+        "{\"matchedRules\":[{\"prefixRuleMatch\":{\"matchedPrefix\":[\"git\",\"status\"],\"decision\":\"allow\",\"justification\":\"read-only git\"}},{\"prefixRuleMatch\":{\"matchedPrefix\":[\"git\"],\"decision\":\"forbidden\"}}],\"decision\":\"forbidden\"}\n"
+    );
+    let (code, out, _) = run(&["-r", &f, "ls"]);
+    assert_eq!((code, out.as_str()), (0, "{\"matchedRules\":[]}\n"));
+}
+
+#[test]
+fn pretty_output_is_indented_json_of_the_same_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = rules_file(dir.path(), "a.rules", "prefix_rule(pattern=[\"ls\"])\n");
+    let (_, compact, _) = run(&["--rules", &f, "ls", "-l"]);
+    let (code, pretty, _) = run(&["--rules", &f, "--pretty", "ls", "-l"]);
+    assert_eq!(code, 0);
+    assert!(pretty.lines().count() > 1);
+    let a: serde_json::Value = serde_json::from_str(&compact).unwrap();
+    let b: serde_json::Value = serde_json::from_str(&pretty).unwrap();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn command_words_may_look_like_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = rules_file(
+        dir.path(),
+        "a.rules",
+        "prefix_rule(pattern=[\"ls\", \"--pretty\"])\n",
+    );
+    let (code, out, _) = run(&["--rules", &f, "--", "ls", "--pretty"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("\"decision\":\"allow\""), "{out}");
+}
+
+#[test]
+fn load_errors_exit_one_with_the_location_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = rules_file(dir.path(), "good.rules", "prefix_rule(pattern=[\"ls\"])\n");
+    let bad = rules_file(
+        dir.path(),
+        "bad.rules",
+        "prefix_rule(pattern=[\"ls\"], match=[\"cat\"])\n",
+    );
+    let (code, out, err) = run(&["--rules", &good, "--rules", &bad, "ls"]);
+    assert_eq!((code, out.as_str()), (1, ""));
+    assert!(err.contains(&format!("{bad}:1:1")), "{err}");
+    assert!(err.contains("cat"), "{err}");
+}
+
+#[test]
+fn usage_errors_exit_two() {
+    assert_eq!(run(&["ls"]).0, 2);
+    assert_eq!(run(&["--rules", "x.rules"]).0, 2);
+    let (code, out, _) = run(&["--help"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("--rules"), "{out}");
+}
