@@ -386,7 +386,7 @@ mod tests {
             let (_dir, root) = tree();
             let before = snapshot(&root);
             let patch = parse_patch(BIG).unwrap();
-            let verified = verify_patch(&patch, &root, Some(&[root.clone()])).unwrap();
+            let verified = verify_patch(&patch, &root, Some(std::slice::from_ref(&root))).unwrap();
             fault::fail_commit_step(Some(step));
             let err = apply_verified(&verified).expect_err("injected failure");
             fault::fail_commit_step(None);
@@ -402,7 +402,7 @@ mod tests {
     fn success_applies_everything() {
         let (_dir, root) = tree();
         let patch = parse_patch(BIG).unwrap();
-        let verified = verify_patch(&patch, &root, Some(&[root.clone()])).unwrap();
+        let verified = verify_patch(&patch, &root, Some(std::slice::from_ref(&root))).unwrap();
         let summary = apply_verified(&verified).unwrap();
         assert_eq!(
             summary.text,

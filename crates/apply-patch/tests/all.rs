@@ -1,0 +1,3 @@
+//! Integration tests of osprey-apply-patch, one binary.
+
+mod suite;

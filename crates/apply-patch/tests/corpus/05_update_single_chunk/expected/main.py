@@ -1,0 +1,4 @@
+def f():
+    return 2
+
+print(f())

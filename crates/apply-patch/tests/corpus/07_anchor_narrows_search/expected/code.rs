@@ -1,0 +1,7 @@
+fn first() {
+    let x = 1;
+}
+
+fn second() {
+    let x = 42;
+}

@@ -1,0 +1,8 @@
+class A:
+    v = 1
+
+class B:
+    v = 2
+
+class C:
+    v = 0

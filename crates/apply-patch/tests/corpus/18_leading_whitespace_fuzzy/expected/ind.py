@@ -1,0 +1,3 @@
+def g(x):
+    if x:
+    return 2

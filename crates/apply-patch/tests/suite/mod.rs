@@ -1,0 +1,5 @@
+mod cli;
+mod common;
+mod corpus;
+mod differential;
+mod properties;
