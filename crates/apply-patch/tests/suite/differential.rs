@@ -13,6 +13,10 @@ use pretty_assertions::assert_eq;
 
 use super::common::{Sandbox, corpus, run_ours, snapshot};
 
+#[expect(
+    clippy::print_stdout,
+    reason = "the skip note must be visible in test output"
+)]
 fn reference_binary() -> Option<String> {
     match std::env::var("OSPREY_CODEX_BIN") {
         Ok(bin) if !bin.is_empty() => Some(bin),

@@ -165,7 +165,7 @@ proptest! {
         let patch = format!("*** Begin Patch\n{first}{corrupted}*** Add File: c.txt\n+c\n*** End Patch\n");
         let result = apply_patch_text(&patch, &root, None);
         prop_assert!(result.is_err(), "{patch}");
-        prop_assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), original.clone());
+        prop_assert_eq!(&std::fs::read_to_string(root.join("a.txt")).unwrap(), &original);
         prop_assert_eq!(std::fs::read_to_string(root.join("b.txt")).unwrap(), original);
         prop_assert!(!root.join("c.txt").exists());
         let entries = std::fs::read_dir(&root).unwrap().count();
