@@ -1,0 +1,162 @@
+//! `grep_files`: which files contain a match for a regex, newest first.
+//!
+//! Codex shells out to `rg --files-with-matches --sortr=modified`; we do the same search in
+//! process with ripgrep's own libraries, so no binary needs to be installed and the walk stays
+//! parallel (ripgrep turns its parallelism off when asked to sort). The behaviour follows
+//! ripgrep's defaults:
+//!
+//! * the tree is walked with `ignore`: `.gitignore` (inside git repositories), `.ignore` and
+//!   global git excludes are honoured, hidden files and directories are skipped, symlinks are
+//!   not followed;
+//! * `include` is a ripgrep `--glob`: `*.rs` matches file names at any depth, `*.{ts,tsx}`
+//!   alternatives work, and directories are still descended into;
+//! * each file is searched with `grep-searcher` until its first match; a file with a NUL byte
+//!   is treated as binary and the search of it stops there (ripgrep's default when walking);
+//! * files that cannot be read are skipped silently (ripgrep's `--no-messages`).
+//!
+//! Matching paths are sorted by modification time, newest first (ties by path), cut to
+//! `limit` (default 100, at most 2000) and printed one per line, as absolute paths when the
+//! search root is absolute. No match gives `No matches found.`.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::SystemTime;
+
+use grep::regex::{RegexMatcher, RegexMatcherBuilder};
+use grep::searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
+use ignore::overrides::OverrideBuilder;
+use ignore::{WalkBuilder, WalkState};
+
+use crate::args::GrepFilesArgs;
+use crate::error::{FileToolError, ToolInputError};
+use crate::paths;
+use crate::spec::names::GREP_FILES;
+
+/// Paths returned when `limit` is not given.
+pub const DEFAULT_GREP_LIMIT: usize = 100;
+/// Most paths ever returned.
+pub const MAX_GREP_LIMIT: usize = 2000;
+/// The text returned when nothing matches.
+pub const NO_MATCHES: &str = "No matches found.";
+
+/// Search `args.path` (default `cwd`; relative paths resolve against `cwd`) for files whose
+/// contents match `args.pattern`.
+pub fn grep_files(args: &GrepFilesArgs, cwd: &Path) -> Result<String, FileToolError> {
+    if args.pattern.trim().is_empty() {
+        return Err(ToolInputError::invalid(
+            GREP_FILES,
+            "pattern",
+            "the pattern is empty; pass the regular expression to look for",
+        )
+        .into());
+    }
+    let limit = match args.limit {
+        None => DEFAULT_GREP_LIMIT,
+        Some(0) => {
+            return Err(ToolInputError::invalid(GREP_FILES, "limit", "must be at least 1").into());
+        }
+        Some(n) => usize::try_from(n)
+            .unwrap_or(MAX_GREP_LIMIT)
+            .min(MAX_GREP_LIMIT),
+    };
+    let root = match args.path.as_deref().map(str::trim) {
+        None | Some("") => cwd.to_path_buf(),
+        Some(raw) => paths::resolve(raw, cwd),
+    };
+    if let Err(err) = std::fs::metadata(&root) {
+        return Err(match err.kind() {
+            std::io::ErrorKind::NotFound => FileToolError::NotFound {
+                hint: paths::missing_path_hint(&root),
+                path: root,
+            },
+            _ => FileToolError::from_io("search", root, err),
+        });
+    }
+    let matcher = RegexMatcherBuilder::new()
+        .line_terminator(Some(b'\n'))
+        .build(&args.pattern)
+        .map_err(|err| FileToolError::InvalidRegex {
+            pattern: args.pattern.clone(),
+            message: err.to_string().trim().to_string(),
+        })?;
+
+    let mut walker = WalkBuilder::new(&root);
+    if let Some(glob) = args
+        .include
+        .as_deref()
+        .map(str::trim)
+        .filter(|g| !g.is_empty())
+    {
+        let invalid = |err: ignore::Error| FileToolError::InvalidGlob {
+            glob: glob.to_string(),
+            message: err.to_string(),
+        };
+        let overrides = OverrideBuilder::new(&root)
+            .add(glob)
+            .map_err(invalid)?
+            .build()
+            .map_err(invalid)?;
+        walker.overrides(overrides);
+    }
+
+    let mut found = search(&walker, &matcher);
+    if found.is_empty() {
+        return Ok(NO_MATCHES.to_string());
+    }
+    found.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    found.truncate(limit);
+    let lines: Vec<String> = found
+        .into_iter()
+        .map(|(path, _)| path.display().to_string())
+        .collect();
+    Ok(lines.join("\n"))
+}
+
+/// Walk in parallel; every worker searches with its own searcher and matcher and sends the
+/// matching files, with their modification times, back over a channel.
+fn search(walker: &WalkBuilder, matcher: &RegexMatcher) -> Vec<(PathBuf, SystemTime)> {
+    let (sender, receiver) = mpsc::channel();
+    walker.build_parallel().run(|| {
+        let sender = sender.clone();
+        let matcher = matcher.clone();
+        let mut searcher = SearcherBuilder::new()
+            .binary_detection(BinaryDetection::quit(b'\x00'))
+            .line_number(false)
+            .build();
+        Box::new(move |entry| {
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            let mut sink = FirstMatch(false);
+            let searched = searcher.search_path(&matcher, entry.path(), &mut sink);
+            if searched.is_ok() && sink.0 {
+                let modified = entry
+                    .metadata()
+                    .ok()
+                    .and_then(|m| m.modified().ok())
+                    .unwrap_or(SystemTime::UNIX_EPOCH);
+                if sender.send((entry.into_path(), modified)).is_err() {
+                    return WalkState::Quit;
+                }
+            }
+            WalkState::Continue
+        })
+    });
+    drop(sender);
+    receiver.into_iter().collect()
+}
+
+/// A sink that records whether there was a match and stops the search at the first one.
+struct FirstMatch(bool);
+
+impl Sink for FirstMatch {
+    type Error = std::io::Error;
+
+    fn matched(&mut self, _: &Searcher, _: &SinkMatch<'_>) -> Result<bool, Self::Error> {
+        self.0 = true;
+        Ok(false)
+    }
+}
