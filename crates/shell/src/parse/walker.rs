@@ -332,31 +332,31 @@ impl Walker<'_, '_> {
             "redirected_statement" => {
                 let mut inner = ctx.clone();
                 let mut body = None;
+                let mut deferred = Vec::new();
                 for (field, child) in children_with_fields(node) {
                     if field == Some("body") {
                         body = Some(child);
                     } else if child.is_named() && child.kind() != "comment" {
-                        inner.redirect |= self.redirect(child, ctx)?;
+                        inner.redirect |= self.redirect(child, ctx, &mut deferred)?;
                     }
                 }
                 match body {
-                    Some(body) => self.statement(body, &inner),
-                    None => {
-                        // A statement that is only redirections (`> out.txt`) behaves like
-                        // the null command `:` with those redirections.
-                        self.acc.push(&[Word::fixed(":")], &inner, &[]);
-                        Ok(())
-                    }
+                    Some(body) => self.statement(body, &inner)?,
+                    // A statement that is only redirections (`> out.txt`) behaves like the
+                    // null command `:` with those redirections.
+                    None => self.acc.push(&[Word::fixed(":")], &inner, &[]),
                 }
+                self.deferred(deferred, ctx)
             }
             "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
                 // Only inside `$( … )`: `$(< file)` reads a file.
                 let mut inner = ctx.clone();
-                inner.redirect |= self.redirect(node, ctx)?;
+                let mut deferred = Vec::new();
+                inner.redirect |= self.redirect(node, ctx, &mut deferred)?;
                 if inner.redirect {
                     self.acc.push(&[Word::fixed(":")], &inner, &[]);
                 }
-                Ok(())
+                self.deferred(deferred, ctx)
             }
             "for_statement" => {
                 for (field, child) in children_with_fields(node) {
@@ -484,7 +484,12 @@ impl Walker<'_, '_> {
     }
 
     /// Evaluates a redirection; returns true when it writes to a file.
-    fn redirect(&mut self, node: Node, ctx: &Context) -> Result<bool, Refusal> {
+    fn redirect<'t>(
+        &mut self,
+        node: Node<'t>,
+        ctx: &Context,
+        deferred: &mut Vec<Node<'t>>,
+    ) -> Result<bool, Refusal> {
         match node.kind() {
             "file_redirect" => {
                 let mut operator = "";
@@ -520,21 +525,21 @@ impl Walker<'_, '_> {
                 Ok(false)
             }
             "heredoc_redirect" => {
+                let mut writes = false;
                 for child in node.named_children(&mut node.walk()) {
                     match child.kind() {
                         "heredoc_start" | "heredoc_end" => {}
                         "heredoc_body" => self.scan(child, false)?,
-                        // `cat <<EOF | grep x` keeps the rest of the pipeline here.
-                        _ if is_statement_kind(child.kind()) => self.statement(child, ctx)?,
-                        "file_redirect" => {
-                            if self.redirect(child, ctx)? {
-                                return Ok(true);
-                            }
+                        "file_redirect" | "herestring_redirect" => {
+                            writes |= self.redirect(child, ctx, deferred)?;
                         }
+                        // `cat <<EOF | grep x` keeps the rest of the pipeline here; it runs
+                        // after the command that owns the heredoc.
+                        _ if is_statement_kind(child.kind()) => deferred.push(child),
                         _ => self.scan(child, false)?,
                     }
                 }
-                Ok(false)
+                Ok(writes)
             }
             "comment" => Ok(false),
             other => refuse(format!(
@@ -691,6 +696,7 @@ impl Walker<'_, '_> {
         let mut words = Vec::new();
         let mut env = Vec::new();
         let mut inner = ctx.clone();
+        let mut deferred = Vec::new();
         for (field, child) in children_with_fields(node) {
             match (field, child.kind()) {
                 (_, "variable_assignment") => {
@@ -698,7 +704,7 @@ impl Walker<'_, '_> {
                     env.push((name, value.text));
                 }
                 (_, "file_redirect" | "heredoc_redirect" | "herestring_redirect") => {
-                    inner.redirect |= self.redirect(child, ctx)?;
+                    inner.redirect |= self.redirect(child, ctx, &mut deferred)?;
                 }
                 (_, "comment") => {}
                 (Some("name"), _) => {
@@ -719,12 +725,20 @@ impl Walker<'_, '_> {
                 _ => {}
             }
         }
-        if words.is_empty() {
-            // Assignments only (`A=1 B=2` parsed as a command): nothing runs.
-            return Ok(());
+        if !words.is_empty() {
+            inner.env.extend(env);
+            super::resolve::resolve_in(self.acc, words, &inner, self.nesting)?;
         }
-        inner.env.extend(env);
-        super::resolve::resolve_in(self.acc, words, &inner, self.nesting)
+        // With no words the command was assignments only (`A=1 B=2`): nothing runs.
+        self.deferred(deferred, ctx)
+    }
+
+    /// Statements that follow a heredoc's start on its line (`cat <<EOF | grep x`).
+    fn deferred(&mut self, nodes: Vec<Node>, ctx: &Context) -> Result<(), Refusal> {
+        for node in nodes {
+            self.statement(node, ctx)?;
+        }
+        Ok(())
     }
 
     fn declaration(&mut self, node: Node, ctx: &Context) -> Result<(), Refusal> {

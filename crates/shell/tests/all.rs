@@ -1,0 +1,2 @@
+//! Integration tests for osprey-shell: one binary, modules under `tests/suite/`.
+mod suite;
