@@ -337,7 +337,7 @@ impl Walker<'_, '_> {
                     if field == Some("body") {
                         body = Some(child);
                     } else if child.is_named() && child.kind() != "comment" {
-                        inner.redirect |= self.redirect(child, ctx, &mut deferred)?;
+                        inner.redirect |= self.redirect(child, &mut deferred)?;
                     }
                 }
                 match body {
@@ -352,7 +352,7 @@ impl Walker<'_, '_> {
                 // Only inside `$( … )`: `$(< file)` reads a file.
                 let mut inner = ctx.clone();
                 let mut deferred = Vec::new();
-                inner.redirect |= self.redirect(node, ctx, &mut deferred)?;
+                inner.redirect |= self.redirect(node, &mut deferred)?;
                 if inner.redirect {
                     self.acc.push(&[Word::fixed(":")], &inner, &[]);
                 }
@@ -487,7 +487,6 @@ impl Walker<'_, '_> {
     fn redirect<'t>(
         &mut self,
         node: Node<'t>,
-        ctx: &Context,
         deferred: &mut Vec<Node<'t>>,
     ) -> Result<bool, Refusal> {
         match node.kind() {
@@ -531,7 +530,7 @@ impl Walker<'_, '_> {
                         "heredoc_start" | "heredoc_end" => {}
                         "heredoc_body" => self.scan(child, false)?,
                         "file_redirect" | "herestring_redirect" => {
-                            writes |= self.redirect(child, ctx, deferred)?;
+                            writes |= self.redirect(child, deferred)?;
                         }
                         // `cat <<EOF | grep x` keeps the rest of the pipeline here; it runs
                         // after the command that owns the heredoc.
@@ -704,7 +703,7 @@ impl Walker<'_, '_> {
                     env.push((name, value.text));
                 }
                 (_, "file_redirect" | "heredoc_redirect" | "herestring_redirect") => {
-                    inner.redirect |= self.redirect(child, ctx, &mut deferred)?;
+                    inner.redirect |= self.redirect(child, &mut deferred)?;
                 }
                 (_, "comment") => {}
                 (Some("name"), _) => {

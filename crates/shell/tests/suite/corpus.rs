@@ -16,7 +16,8 @@ fn corpus_path(name: &str) -> PathBuf {
 
 fn load<T: for<'de> Deserialize<'de>>(name: &str) -> T {
     let path = corpus_path(name);
-    let text = std::fs::read_to_string(&path).unwrap();
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()));
     toml::from_str(&text).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
 }
 
@@ -174,12 +175,10 @@ fn bypass_corpus_never_hides_a_command() {
                     .is_some_and(|a| command_basename(a) == case.hidden)
             })
         });
-        let ok = match (case.expect.as_deref(), surfaced) {
-            (Some("surface"), Some(true)) => true,
-            (Some("refuse"), None) => true,
-            (None, Some(true) | None) => true,
-            _ => false,
-        };
+        let ok = matches!(
+            (case.expect.as_deref(), surfaced),
+            (Some("surface"), Some(true)) | (Some("refuse"), None) | (None, Some(true) | None)
+        );
         if !ok {
             failures.push(format!(
                 "- {label}: `{}` is hidden (expect {:?}); got {parsed:?}",
