@@ -4,6 +4,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::env_vars::{self, EnvSnapshot};
+use crate::schema::ProviderToml;
+
 /// Which HTTP API a provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -79,5 +82,112 @@ impl ModelProviderInfo {
             self.stream_idle_timeout_ms
                 .unwrap_or(Self::DEFAULT_STREAM_IDLE_TIMEOUT_MS),
         )
+    }
+}
+
+/// Id of the built-in OpenAI provider (the default `model_provider`).
+pub const OPENAI_PROVIDER_ID: &str = "openai";
+/// Id of the built-in Ollama provider (the default `oss_provider`).
+pub const OLLAMA_PROVIDER_ID: &str = "ollama";
+/// Id of the built-in LM Studio provider.
+pub const LMSTUDIO_PROVIDER_ID: &str = "lmstudio";
+/// Base URL of the built-in `openai` provider unless `OPENAI_BASE_URL` is set.
+pub const OPENAI_DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+
+impl ModelProviderInfo {
+    /// A provider with only an id, name and base URL set.
+    pub fn new(id: &str, name: &str, base_url: &str, wire_api: WireApi) -> Self {
+        Self {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            base_url: Some(base_url.to_owned()),
+            env_key: None,
+            env_key_instructions: None,
+            wire_api,
+            http_headers: BTreeMap::new(),
+            env_http_headers: BTreeMap::new(),
+            query_params: BTreeMap::new(),
+            request_max_retries: None,
+            stream_max_retries: None,
+            stream_idle_timeout_ms: None,
+        }
+    }
+
+    /// Whether requests need an API key from the environment.
+    pub fn requires_api_key(&self) -> bool {
+        self.env_key.is_some()
+    }
+}
+
+/// The providers every configuration starts with; `[model_providers.<id>]` entries with the
+/// same id are merged over them field by field.
+pub fn built_in_providers(env: &EnvSnapshot) -> BTreeMap<String, ModelProviderInfo> {
+    let openai_url = env
+        .get_non_empty(env_vars::OPENAI_BASE_URL)
+        .unwrap_or(OPENAI_DEFAULT_BASE_URL);
+    let mut openai =
+        ModelProviderInfo::new(OPENAI_PROVIDER_ID, "OpenAI", openai_url, WireApi::Responses);
+    openai.env_key = Some(env_vars::OPENAI_API_KEY.to_owned());
+    openai.env_key_instructions =
+        Some("Create a key at https://platform.openai.com/api-keys and export it.".to_owned());
+    let ollama = ModelProviderInfo::new(
+        OLLAMA_PROVIDER_ID,
+        "Ollama",
+        "http://localhost:11434/v1",
+        WireApi::Chat,
+    );
+    let lmstudio = ModelProviderInfo::new(
+        LMSTUDIO_PROVIDER_ID,
+        "LM Studio",
+        "http://localhost:1234/v1",
+        WireApi::Chat,
+    );
+    [openai, ollama, lmstudio]
+        .into_iter()
+        .map(|p| (p.id.clone(), p))
+        .collect()
+}
+
+impl ProviderToml {
+    /// The provider this merged table describes; `name` defaults to the id.
+    pub(crate) fn into_info(self, id: &str) -> ModelProviderInfo {
+        ModelProviderInfo {
+            id: id.to_owned(),
+            name: self.name.unwrap_or_else(|| id.to_owned()),
+            base_url: self.base_url,
+            env_key: self.env_key,
+            env_key_instructions: self.env_key_instructions,
+            wire_api: self.wire_api.unwrap_or_default(),
+            http_headers: self.http_headers.unwrap_or_default(),
+            env_http_headers: self.env_http_headers.unwrap_or_default(),
+            query_params: self.query_params.unwrap_or_default(),
+            request_max_retries: self.request_max_retries,
+            stream_max_retries: self.stream_max_retries,
+            stream_idle_timeout_ms: self.stream_idle_timeout_ms,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn openai_base_url_comes_from_env_when_set() {
+        let default = built_in_providers(&EnvSnapshot::default());
+        assert_eq!(
+            default["openai"].base_url.as_deref(),
+            Some(OPENAI_DEFAULT_BASE_URL)
+        );
+        let env = EnvSnapshot::from_pairs([("OPENAI_BASE_URL", "http://proxy/v1")]);
+        assert_eq!(
+            built_in_providers(&env)["openai"].base_url.as_deref(),
+            Some("http://proxy/v1")
+        );
+        let blank = EnvSnapshot::from_pairs([("OPENAI_BASE_URL", "")]);
+        assert_eq!(
+            built_in_providers(&blank)["openai"].base_url.as_deref(),
+            Some(OPENAI_DEFAULT_BASE_URL)
+        );
     }
 }

@@ -1,0 +1,382 @@
+//! [`Config`]: every setting resolved, defaults applied, requirements enforced.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use osprey_protocol::{AskForApproval, ReasoningEffort, SandboxMode, SandboxPolicy};
+
+use crate::error::{ConfigError, ConfigSource, ConfigWarning, Location};
+use crate::features::Features;
+use crate::layers::{Layer, location_of, origin, rank_of};
+use crate::mcp::McpServerConfig;
+use crate::paths::absolute;
+use crate::provider::{
+    LMSTUDIO_PROVIDER_ID, ModelProviderInfo, OLLAMA_PROVIDER_ID, OPENAI_PROVIDER_ID,
+};
+use crate::requirements::ConfigRequirements;
+use crate::schema::{ApplyPatchSetting, ConfigToml};
+use crate::types::{
+    ApplyPatchToolType, ReasoningSummaryMode, ShellEnvironmentPolicy, ShellToolType, ToolsConfig,
+};
+
+/// The model used when no layer sets `model`.
+pub const DEFAULT_MODEL: &str = "gpt-5.1-codex";
+/// The provider used when no layer sets `model_provider`.
+pub const DEFAULT_MODEL_PROVIDER: &str = OPENAI_PROVIDER_ID;
+/// The provider `--oss` selects when no layer sets `oss_provider`.
+pub const DEFAULT_OSS_PROVIDER: &str = OLLAMA_PROVIDER_ID;
+/// The model `--oss` selects with Ollama (and any provider other than LM Studio).
+pub const DEFAULT_OSS_MODEL: &str = "qwen2.5-coder:7b";
+/// The model `--oss` selects with LM Studio, which names models differently.
+pub const DEFAULT_LMSTUDIO_MODEL: &str = "qwen2.5-coder-7b-instruct";
+/// Default `project_doc_max_bytes`.
+pub const DEFAULT_PROJECT_DOC_MAX_BYTES: usize = 32 * 1024;
+
+/// The local model `--oss` picks for `provider_id` when no model is configured.
+pub fn default_oss_model(provider_id: &str) -> &'static str {
+    if provider_id == LMSTUDIO_PROVIDER_ID {
+        DEFAULT_LMSTUDIO_MODEL
+    } else {
+        DEFAULT_OSS_MODEL
+    }
+}
+
+/// The effective configuration of one Osprey run.
+///
+/// Built only by [`crate::ConfigBuilder`] (or, in tests, `Config::for_tests`), so the
+/// approval and sandbox policy always satisfy the managed requirements; changing them later
+/// goes through [`Config::set_approval_policy`] / [`Config::set_sandbox_policy`], which check
+/// again.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// `$OSPREY_HOME` (default `~/.osprey`).
+    pub osprey_home: PathBuf,
+    /// Absolute working directory.
+    pub cwd: PathBuf,
+    /// Nearest ancestor of `cwd` with `.git`, else `cwd`.
+    pub project_root: PathBuf,
+    /// Whether `project_root` (or `cwd`) is marked trusted in `[projects]`.
+    pub active_project_trusted: bool,
+    /// The active profile, if any.
+    pub profile: Option<String>,
+
+    pub model: String,
+    pub model_provider_id: String,
+    /// The selected provider, with `id` filled in.
+    pub model_provider: ModelProviderInfo,
+    /// Every provider known to this configuration (built-ins plus `[model_providers]`).
+    pub model_providers: BTreeMap<String, ModelProviderInfo>,
+    pub model_reasoning_effort: Option<ReasoningEffort>,
+    pub model_reasoning_summary: Option<ReasoningSummaryMode>,
+    pub model_context_window: Option<u64>,
+    pub model_auto_compact_token_limit: Option<i64>,
+    /// Provider `--oss` uses.
+    pub oss_provider: String,
+
+    approval_policy: AskForApproval,
+    sandbox_policy: SandboxPolicy,
+
+    pub features: Features,
+    /// Tools for `model` (`[tools]` overlaid with `[model_tools."<model>"]`).
+    pub tools: ToolsConfig,
+    pub shell_environment_policy: ShellEnvironmentPolicy,
+
+    /// Replaces the built-in system prompt when set (inline text or the instructions file).
+    pub base_instructions: Option<String>,
+    /// Extra developer-role instructions sent with every turn.
+    pub developer_instructions: Option<String>,
+    pub project_doc_max_bytes: usize,
+    /// File names tried, in order, where no `AGENTS.md` exists.
+    pub project_doc_fallback_filenames: Vec<String>,
+
+    pub mcp_servers: BTreeMap<String, McpServerConfig>,
+
+    requirements: ConfigRequirements,
+}
+
+impl Config {
+    pub fn approval_policy(&self) -> AskForApproval {
+        self.approval_policy
+    }
+
+    pub fn sandbox_policy(&self) -> &SandboxPolicy {
+        &self.sandbox_policy
+    }
+
+    /// The managed requirements this configuration was checked against.
+    pub fn requirements(&self) -> &ConfigRequirements {
+        &self.requirements
+    }
+
+    /// Changes the approval policy if the requirements allow it.
+    pub fn set_approval_policy(&mut self, policy: AskForApproval) -> Result<(), ConfigError> {
+        self.requirements
+            .check_approval_policy(policy, &Location::new(ConfigSource::Runtime))?;
+        self.approval_policy = policy;
+        Ok(())
+    }
+
+    /// Changes the sandbox policy if the requirements allow its mode.
+    pub fn set_sandbox_policy(&mut self, policy: SandboxPolicy) -> Result<(), ConfigError> {
+        self.requirements
+            .check_sandbox_mode(policy.mode(), &Location::new(ConfigSource::Runtime))?;
+        self.sandbox_policy = policy;
+        Ok(())
+    }
+}
+
+/// What the builder knows besides the merged table.
+pub(crate) struct ResolveInputs<'a> {
+    pub layers: &'a [Layer],
+    pub osprey_home: PathBuf,
+    pub cwd: PathBuf,
+    pub project_root: PathBuf,
+    pub active_project_trusted: bool,
+    pub profile: Option<String>,
+    pub add_dirs: &'a [PathBuf],
+    pub requirements: ConfigRequirements,
+}
+
+fn key(path: &[&str]) -> Vec<String> {
+    path.iter().map(|s| (*s).to_owned()).collect()
+}
+
+impl Config {
+    pub(crate) fn resolve(
+        mut toml: ConfigToml,
+        inputs: ResolveInputs<'_>,
+        warnings: &mut Vec<ConfigWarning>,
+    ) -> Result<Config, ConfigError> {
+        let layers = inputs.layers;
+        let cwd = inputs.cwd;
+
+        let model = toml
+            .model
+            .clone()
+            .unwrap_or_else(|| DEFAULT_MODEL.to_owned());
+        let model_providers: BTreeMap<String, ModelProviderInfo> =
+            std::mem::take(&mut toml.model_providers)
+                .into_iter()
+                .map(|(id, raw)| {
+                    let info = raw.into_info(&id);
+                    (id, info)
+                })
+                .collect();
+        let model_provider_id = toml
+            .model_provider
+            .clone()
+            .unwrap_or_else(|| DEFAULT_MODEL_PROVIDER.to_owned());
+        let model_provider = model_providers
+            .get(&model_provider_id)
+            .cloned()
+            .ok_or_else(|| ConfigError::UnknownProvider {
+                id: model_provider_id.clone(),
+                known: model_providers.keys().cloned().collect(),
+                location: location_of(layers, &key(&["model_provider"])),
+            })?;
+
+        let requirements = inputs.requirements;
+        let approval_key = key(&["approval_policy"]);
+        let approval_policy = requirements.enforce_approval_policy(
+            toml.approval_policy
+                .map_or(AskForApproval::default(), |p| p.0),
+            &location_of(layers, &approval_key),
+            rank_of(layers, &approval_key).is_none(),
+            warnings,
+        )?;
+        let sandbox_key = key(&["sandbox_mode"]);
+        let sandbox_mode = requirements.enforce_sandbox_mode(
+            toml.sandbox_mode.map_or(SandboxMode::default(), |p| p.0),
+            &location_of(layers, &sandbox_key),
+            rank_of(layers, &sandbox_key).is_none(),
+            warnings,
+        )?;
+        let sandbox_policy = sandbox_policy(sandbox_mode, &toml, &cwd, inputs.add_dirs, warnings);
+
+        let features = Features::from_map(&toml.features);
+        let tools = resolve_tools(&toml, &model, &features);
+
+        let shell_environment_policy = toml.shell_environment_policy.clone().map_or_else(
+            ShellEnvironmentPolicy::default,
+            |raw| {
+                let default = ShellEnvironmentPolicy::default();
+                ShellEnvironmentPolicy {
+                    inherit: raw.inherit.unwrap_or(default.inherit),
+                    ignore_default_excludes: raw
+                        .ignore_default_excludes
+                        .unwrap_or(default.ignore_default_excludes),
+                    exclude: raw.exclude.unwrap_or_default(),
+                    include_only: raw.include_only.unwrap_or_default(),
+                    set: raw.set.unwrap_or_default(),
+                }
+            },
+        );
+
+        let base_instructions = resolve_base_instructions(&toml, layers, &cwd)?;
+
+        let mut mcp_servers = BTreeMap::new();
+        for (name, raw) in toml.mcp_servers {
+            let server = raw.resolve().map_err(|message| ConfigError::Invalid {
+                location: location_of(layers, &key(&["mcp_servers", &name])),
+                message: format!("mcp_servers.{name}: {message}"),
+            })?;
+            mcp_servers.insert(name, server);
+        }
+
+        Ok(Config {
+            osprey_home: inputs.osprey_home,
+            project_root: inputs.project_root,
+            active_project_trusted: inputs.active_project_trusted,
+            profile: inputs.profile,
+            model,
+            model_provider_id,
+            model_provider,
+            model_providers,
+            model_reasoning_effort: toml.model_reasoning_effort.map(|p| p.0),
+            model_reasoning_summary: toml.model_reasoning_summary,
+            model_context_window: toml.model_context_window,
+            model_auto_compact_token_limit: toml.model_auto_compact_token_limit,
+            oss_provider: toml
+                .oss_provider
+                .unwrap_or_else(|| DEFAULT_OSS_PROVIDER.to_owned()),
+            approval_policy,
+            sandbox_policy,
+            features,
+            tools,
+            shell_environment_policy,
+            base_instructions,
+            developer_instructions: toml.developer_instructions,
+            project_doc_max_bytes: toml
+                .project_doc_max_bytes
+                .unwrap_or(DEFAULT_PROJECT_DOC_MAX_BYTES),
+            project_doc_fallback_filenames: toml.project_doc_fallback_filenames.unwrap_or_default(),
+            mcp_servers,
+            requirements,
+            cwd,
+        })
+    }
+}
+
+fn sandbox_policy(
+    mode: SandboxMode,
+    toml: &ConfigToml,
+    cwd: &Path,
+    add_dirs: &[PathBuf],
+    warnings: &mut Vec<ConfigWarning>,
+) -> SandboxPolicy {
+    if mode != SandboxMode::WorkspaceWrite && !add_dirs.is_empty() {
+        warnings.push(ConfigWarning {
+            location: Location::new(ConfigSource::Flag),
+            key: "add_dirs".to_owned(),
+            message: format!(
+                "--add-dir only applies to the workspace-write sandbox; ignored under {mode}"
+            ),
+        });
+    }
+    match mode {
+        SandboxMode::ReadOnly => SandboxPolicy::ReadOnly,
+        SandboxMode::DangerFullAccess => SandboxPolicy::DangerFullAccess,
+        SandboxMode::WorkspaceWrite => {
+            let table = toml.sandbox_workspace_write.clone().unwrap_or_default();
+            let mut writable_roots: Vec<PathBuf> = Vec::new();
+            for root in table.writable_roots.iter().flatten().chain(add_dirs) {
+                let root = absolute(cwd, root);
+                if !writable_roots.contains(&root) {
+                    writable_roots.push(root);
+                }
+            }
+            SandboxPolicy::WorkspaceWrite {
+                writable_roots,
+                network_access: table.network_access.unwrap_or(false),
+                exclude_tmpdir_env_var: table.exclude_tmpdir_env_var.unwrap_or(false),
+                exclude_slash_tmp: table.exclude_slash_tmp.unwrap_or(false),
+            }
+        }
+    }
+}
+
+fn resolve_tools(toml: &ConfigToml, model: &str, features: &Features) -> ToolsConfig {
+    let base = toml.tools.clone().unwrap_or_default();
+    let tools = match toml.model_tools.get(model) {
+        Some(per_model) => base.overlaid(per_model),
+        None => base,
+    };
+    let default = ToolsConfig::default();
+    let shell = (tools.exec_command != Some(false) && features.shell_tool()).then(|| {
+        tools.shell_type.unwrap_or(if features.unified_exec() {
+            ShellToolType::ExecCommand
+        } else {
+            ShellToolType::ShellCommand
+        })
+    });
+    let default_patch = if features.apply_patch_freeform() {
+        ApplyPatchToolType::Freeform
+    } else {
+        ApplyPatchToolType::Function
+    };
+    let apply_patch = match tools.apply_patch {
+        Some(ApplyPatchSetting::Enabled(false)) => None,
+        Some(ApplyPatchSetting::Kind(kind)) => Some(kind),
+        Some(ApplyPatchSetting::Enabled(true)) | None => Some(default_patch),
+    };
+    ToolsConfig {
+        shell,
+        apply_patch,
+        read_file: tools.read_file.unwrap_or(default.read_file),
+        list_dir: tools.list_dir.unwrap_or(default.list_dir),
+        grep_files: tools.grep_files.unwrap_or(default.grep_files),
+        view_image: tools.view_image.unwrap_or(default.view_image) && features.view_image_tool(),
+        update_plan: tools.update_plan.unwrap_or(default.update_plan),
+        web_search: tools
+            .web_search
+            .unwrap_or_else(|| features.web_search_request()),
+        view_image_max_dimension: tools
+            .view_image_max_dimension
+            .unwrap_or(default.view_image_max_dimension),
+        unified_exec_max_sessions: tools
+            .unified_exec_max_sessions
+            .unwrap_or(default.unified_exec_max_sessions),
+        login_shell: toml.login_shell.unwrap_or(default.login_shell),
+    }
+}
+
+/// `base_instructions` or the contents of `experimental_instructions_file`, whichever is set
+/// in the higher layer (inline text wins a tie). A relative file path is resolved against the
+/// directory of the file that names it, or the working directory for command-line layers.
+fn resolve_base_instructions(
+    toml: &ConfigToml,
+    layers: &[Layer],
+    cwd: &Path,
+) -> Result<Option<String>, ConfigError> {
+    let file_key = key(&["experimental_instructions_file"]);
+    let file_rank = rank_of(layers, &file_key);
+    let inline_rank = rank_of(layers, &key(&["base_instructions"]));
+    let path = match (
+        &toml.base_instructions,
+        &toml.experimental_instructions_file,
+    ) {
+        (Some(_), Some(path)) if file_rank > inline_rank => path,
+        (Some(text), _) => return Ok(Some(text.clone())),
+        (None, Some(path)) => path,
+        (None, None) => return Ok(None),
+    };
+    let base_dir = origin(layers, &file_key)
+        .and_then(|l| l.source.file())
+        .and_then(Path::parent)
+        .unwrap_or(cwd);
+    let path = absolute(base_dir, path);
+    let location = location_of(layers, &file_key);
+    let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::InstructionsFile {
+        path: path.clone(),
+        location: location.clone(),
+        source,
+    })?;
+    if text.trim().is_empty() {
+        return Err(ConfigError::InstructionsFile {
+            path,
+            location,
+            source: std::io::Error::new(std::io::ErrorKind::InvalidData, "the file is empty"),
+        });
+    }
+    Ok(Some(text))
+}

@@ -1,0 +1,251 @@
+//! Resolved settings that are more than a single scalar: tools, the shell environment policy,
+//! and the small enums `config.toml` spells as strings.
+
+use std::collections::BTreeMap;
+
+use crate::choice::choice_enum;
+
+choice_enum! {
+    /// Which tool the model uses to run commands.
+    pub enum ShellToolType {
+        /// `exec_command` + `write_stdin`: PTY sessions that can stay alive between calls.
+        ExecCommand = "exec_command",
+        /// `shell_command`: one command string run by the user's shell.
+        ShellCommand = "shell_command",
+        /// `shell`: an argv array (the oldest Codex form).
+        Shell = "shell",
+    }
+}
+
+choice_enum! {
+    /// How the `apply_patch` tool is offered to the model.
+    pub enum ApplyPatchToolType {
+        /// A custom (freeform) tool whose input is the raw patch text.
+        Freeform = "freeform",
+        /// A JSON function tool with an `input` string argument.
+        Function = "function",
+    }
+}
+
+choice_enum! {
+    /// `model_reasoning_summary`: how much reasoning summary to request.
+    pub enum ReasoningSummaryMode {
+        Auto = "auto",
+        Concise = "concise",
+        Detailed = "detailed",
+        None = "none",
+    }
+}
+
+choice_enum! {
+    /// `[projects."<path>"] trust_level`.
+    pub enum TrustLevel {
+        Trusted = "trusted",
+        Untrusted = "untrusted",
+    }
+}
+
+choice_enum! {
+    /// `shell_environment_policy.inherit`: the starting environment of spawned commands.
+    pub enum ShellEnvironmentInherit {
+        /// Everything Osprey itself was started with.
+        All = "all",
+        /// Only [`CORE_ENV_VARS`].
+        Core = "core",
+        /// Nothing.
+        None = "none",
+    }
+}
+
+/// Variables kept by `inherit = "core"`.
+pub const CORE_ENV_VARS: &[&str] = &[
+    "HOME", "LOGNAME", "PATH", "SHELL", "USER", "USERNAME", "TMPDIR", "TEMP", "TMP",
+];
+
+/// Name patterns removed unless `ignore_default_excludes` is true.
+pub const DEFAULT_ENV_EXCLUDES: &[&str] = &["*KEY*", "*SECRET*", "*TOKEN*"];
+
+/// How the environment of commands the model runs is built.
+///
+/// Steps, in order: start from `inherit`; unless `ignore_default_excludes`, drop names
+/// matching [`DEFAULT_ENV_EXCLUDES`]; drop names matching `exclude`; add `set`; if
+/// `include_only` is non-empty, keep only names matching it. Patterns are case-insensitive
+/// globs (`*` any run of characters, `?` one character).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShellEnvironmentPolicy {
+    pub inherit: ShellEnvironmentInherit,
+    pub ignore_default_excludes: bool,
+    pub exclude: Vec<String>,
+    pub include_only: Vec<String>,
+    pub set: BTreeMap<String, String>,
+}
+
+impl Default for ShellEnvironmentPolicy {
+    fn default() -> Self {
+        Self {
+            inherit: ShellEnvironmentInherit::All,
+            ignore_default_excludes: true,
+            exclude: Vec::new(),
+            include_only: Vec::new(),
+            set: BTreeMap::new(),
+        }
+    }
+}
+
+impl ShellEnvironmentPolicy {
+    /// The environment for a spawned command, given Osprey's own environment.
+    pub fn apply<K, V>(&self, env: impl IntoIterator<Item = (K, V)>) -> BTreeMap<String, String>
+    where
+        K: Into<String>,
+        V: Into<String>,
+    {
+        let matches_any =
+            |name: &str, patterns: &[String]| patterns.iter().any(|p| glob_matches(p, name));
+        let mut out: BTreeMap<String, String> = env
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .filter(|(k, _)| match self.inherit {
+                ShellEnvironmentInherit::All => true,
+                ShellEnvironmentInherit::Core => CORE_ENV_VARS.contains(&k.as_str()),
+                ShellEnvironmentInherit::None => false,
+            })
+            .collect();
+        if !self.ignore_default_excludes {
+            out.retain(|k, _| !DEFAULT_ENV_EXCLUDES.iter().any(|p| glob_matches(p, k)));
+        }
+        out.retain(|k, _| !matches_any(k, &self.exclude));
+        out.extend(self.set.iter().map(|(k, v)| (k.clone(), v.clone())));
+        if !self.include_only.is_empty() {
+            out.retain(|k, _| matches_any(k, &self.include_only));
+        }
+        out
+    }
+}
+
+/// Case-insensitive glob match with `*` and `?`.
+pub fn glob_matches(pattern: &str, name: &str) -> bool {
+    let p: Vec<char> = pattern.chars().flat_map(char::to_lowercase).collect();
+    let n: Vec<char> = name.chars().flat_map(char::to_lowercase).collect();
+    let (mut pi, mut ni) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ni < n.len() {
+        match p.get(pi) {
+            Some('*') => {
+                star = Some((pi, ni));
+                pi += 1;
+            }
+            Some(c) if *c == '?' || *c == n[ni] => {
+                pi += 1;
+                ni += 1;
+            }
+            _ => match star {
+                Some((sp, sn)) => {
+                    pi = sp + 1;
+                    ni = sn + 1;
+                    star = Some((sp, sn + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p[pi..].iter().all(|c| *c == '*')
+}
+
+/// The tools offered to the model, resolved for the configured model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolsConfig {
+    /// The command-running tool; `None` when switched off.
+    pub shell: Option<ShellToolType>,
+    /// The patch tool; `None` when switched off.
+    pub apply_patch: Option<ApplyPatchToolType>,
+    pub read_file: bool,
+    pub list_dir: bool,
+    pub grep_files: bool,
+    pub view_image: bool,
+    pub update_plan: bool,
+    pub web_search: bool,
+    /// Images larger than this (either side, pixels) are scaled down before sending.
+    pub view_image_max_dimension: u32,
+    /// Most `exec_command` sessions alive at once.
+    pub unified_exec_max_sessions: usize,
+    /// Run shell commands through a login shell (`-l`).
+    pub login_shell: bool,
+}
+
+impl ToolsConfig {
+    pub const DEFAULT_VIEW_IMAGE_MAX_DIMENSION: u32 = 2048;
+    pub const DEFAULT_UNIFIED_EXEC_MAX_SESSIONS: usize = 16;
+}
+
+impl Default for ToolsConfig {
+    fn default() -> Self {
+        Self {
+            shell: Some(ShellToolType::ExecCommand),
+            apply_patch: Some(ApplyPatchToolType::Freeform),
+            read_file: true,
+            list_dir: true,
+            grep_files: true,
+            view_image: true,
+            update_plan: true,
+            web_search: false,
+            view_image_max_dimension: Self::DEFAULT_VIEW_IMAGE_MAX_DIMENSION,
+            unified_exec_max_sessions: Self::DEFAULT_UNIFIED_EXEC_MAX_SESSIONS,
+            login_shell: true,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn glob_matching() {
+        assert!(glob_matches("*KEY*", "openai_api_key"));
+        assert!(glob_matches("AWS_*", "AWS_REGION"));
+        assert!(glob_matches("PAT?", "path"));
+        assert!(!glob_matches("PAT?", "PATHS"));
+        assert!(glob_matches("*", ""));
+        assert!(!glob_matches("A*B", "ACBD"));
+        assert!(glob_matches("A*B*", "ACBD"));
+    }
+
+    #[test]
+    fn environment_policy_steps_run_in_order() {
+        let env = [
+            ("PATH", "/bin"),
+            ("HOME", "/h"),
+            ("OPENAI_API_KEY", "k"),
+            ("AWS_REGION", "eu"),
+            ("EDITOR", "vi"),
+        ];
+        let policy = ShellEnvironmentPolicy {
+            inherit: ShellEnvironmentInherit::All,
+            ignore_default_excludes: false,
+            exclude: vec!["aws_*".into()],
+            include_only: vec!["PATH".into(), "HOME".into(), "CI".into()],
+            set: BTreeMap::from([("CI".into(), "1".into())]),
+        };
+        let expected: BTreeMap<String, String> = [("CI", "1"), ("HOME", "/h"), ("PATH", "/bin")]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect();
+        assert_eq!(policy.apply(env), expected);
+
+        let core = ShellEnvironmentPolicy {
+            inherit: ShellEnvironmentInherit::Core,
+            ..ShellEnvironmentPolicy::default()
+        };
+        assert_eq!(
+            core.apply(env).keys().collect::<Vec<_>>(),
+            vec!["HOME", "PATH"]
+        );
+        // by default, secrets are inherited (Codex-compatible)
+        assert!(
+            ShellEnvironmentPolicy::default()
+                .apply(env)
+                .contains_key("OPENAI_API_KEY")
+        );
+    }
+}
