@@ -1,1 +1,25 @@
-//! osprey-core (being built; see the crate's issue).
+//! The agent itself: threads, sessions, the turn loop and the tool system.
+//!
+//! A front end creates a [`ThreadManager`], starts an [`OspreyThread`] from a resolved
+//! [`osprey_config::Config`], submits [`osprey_protocol::Op`]s and reads
+//! [`osprey_protocol::Event`]s. Nothing here prints or knows about terminals.
+//!
+//! Inside, each thread is a session actor (`session`) that owns the history and runs one turn
+//! at a time. A turn builds the prompt (base instructions, permissions, environment, history,
+//! tool specs), streams the model's response through `osprey-model`, records the items, and
+//! runs tool calls through the tool system (`tools`): router → registry → handler, with
+//! read-only calls running side by side and outputs appended in call order. The loop repeats
+//! until the model answers without tool calls. Approvals wait on the [`approvals`] broker
+//! until a front end answers.
+
+pub mod approvals;
+mod error;
+pub mod events;
+pub mod prompt;
+mod session;
+mod thread_manager;
+pub mod tools;
+pub mod turn_context;
+
+pub use error::CoreError;
+pub use thread_manager::{OspreyThread, ThreadManager};

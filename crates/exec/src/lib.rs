@@ -1,1 +1,266 @@
-//! osprey-exec (being built; see the crate's issue).
+//! `osprey exec`: run one task without a person in the loop.
+//!
+//! The front end resolves the prompt and the configuration, starts a thread in the core,
+//! submits one turn and renders the thread's events: as JSON Lines on stdout with `--json`
+//! ([`json_output`]), otherwise as a readable transcript on stderr with only the final
+//! message on stdout ([`human_output`]). Approval requests are declined on the spot (exec
+//! never waits for a person), and the exit code says how the turn ended: 0 success, 1 a failed
+//! turn or a configuration error, 2 a usage error.
+
+mod cli_args;
+pub mod human_output;
+pub mod json_output;
+mod prompt_input;
+
+pub use cli_args::{ColorArg, ExecCli, ExecCommand, ResumeArgs, SandboxArg};
+
+use human_output::{HumanEventWriter, Style};
+use json_output::JsonEventWriter;
+use osprey_config::{ConfigBuilder, ConfigOverrides, EnvSnapshot};
+use osprey_core::ThreadManager;
+use osprey_protocol::{EventMsg, Op, ReviewDecision, SandboxMode, UserInput};
+use std::collections::HashMap;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+/// Exit codes of `osprey exec`.
+pub mod exit {
+    pub const SUCCESS: i32 = 0;
+    pub const FAILURE: i32 = 1;
+    pub const USAGE: i32 = 2;
+}
+
+/// Runs `osprey exec` and returns its exit code.
+pub async fn run_main(cli: ExecCli, version: &'static str) -> i32 {
+    let env: HashMap<String, String> = std::env::vars().collect();
+    let mut stderr = std::io::stderr();
+    let mut stdout = std::io::stdout();
+    match run(cli, version, env, &mut stdout, &mut stderr).await {
+        Ok(code) => code,
+        Err(failure) => {
+            let _ = writeln!(stderr, "Error: {}", failure.message);
+            failure.code
+        }
+    }
+}
+
+struct Failure {
+    code: i32,
+    message: String,
+}
+
+impl Failure {
+    fn usage(message: impl Into<String>) -> Self {
+        Self {
+            code: exit::USAGE,
+            message: message.into(),
+        }
+    }
+    fn failed(message: impl Into<String>) -> Self {
+        Self {
+            code: exit::FAILURE,
+            message: message.into(),
+        }
+    }
+}
+
+async fn run(
+    cli: ExecCli,
+    version: &'static str,
+    env: HashMap<String, String>,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> Result<i32, Failure> {
+    if let Some(ExecCommand::Resume(_)) = cli.command {
+        return Err(Failure::usage(
+            "`osprey exec resume` is not supported yet: sessions are not recorded by this version",
+        ));
+    }
+    let cwd = resolve_cwd(cli.cwd.as_deref())?;
+    let overrides = ConfigOverrides {
+        model: cli.model.clone(),
+        profile: cli.profile.clone(),
+        cwd: Some(cwd.clone()),
+        sandbox_mode: cli.sandbox.map(|s| match s {
+            SandboxArg::ReadOnly => SandboxMode::ReadOnly,
+            SandboxArg::WorkspaceWrite => SandboxMode::WorkspaceWrite,
+            SandboxArg::DangerFullAccess => SandboxMode::DangerFullAccess,
+        }),
+        add_dirs: cli.add_dirs.clone(),
+        oss: cli.oss,
+        ..Default::default()
+    };
+    let loaded = ConfigBuilder::new(EnvSnapshot::from_pairs(env.clone()))
+        .cli_overrides(cli.config_overrides.clone())
+        .overrides(overrides)
+        .build()
+        .map_err(|e| Failure::failed(e.to_string()))?;
+    let (config, warnings) = (loaded.config, loaded.warnings);
+    for warning in warnings {
+        let _ = writeln!(stderr, "warning: {warning}");
+    }
+
+    if !cli.skip_git_repo_check && !inside_git_repo(&config.cwd) {
+        return Err(Failure::failed(format!(
+            "{} is not inside a Git repository. Osprey edits files in place, and Git lets you review and undo its changes; run it in a repository, or pass --skip-git-repo-check to run here anyway.",
+            config.cwd.display()
+        )));
+    }
+
+    let stdin_is_terminal = std::io::stdin().is_terminal();
+    let prompt = prompt_input::resolve_prompt(
+        cli.prompt.as_deref(),
+        &mut std::io::stdin(),
+        stdin_is_terminal,
+    )
+    .map_err(|e| Failure::usage(e.to_string()))?;
+
+    let output_schema = match &cli.output_schema {
+        Some(path) => Some(read_output_schema(path)?),
+        None => None,
+    };
+
+    let mut items = vec![UserInput::Text { text: prompt }];
+    for image in &cli.images {
+        let path = if image.is_absolute() {
+            image.clone()
+        } else {
+            config.cwd.join(image)
+        };
+        if !path.is_file() {
+            return Err(Failure::failed(format!(
+                "--image {}: no such file",
+                path.display()
+            )));
+        }
+        items.push(UserInput::LocalImage { path });
+    }
+
+    let color = match cli.color {
+        ColorArg::Always => true,
+        ColorArg::Never => false,
+        ColorArg::Auto => !env.contains_key("NO_COLOR") && std::io::stderr().is_terminal(),
+    };
+    let manager = ThreadManager::new(env);
+    let thread = manager
+        .start_thread(config)
+        .await
+        .map_err(|e| Failure::failed(e.to_string()))?;
+
+    let mut json = cli.json.then(JsonEventWriter::default);
+    let mut human = HumanEventWriter::new(Style { enabled: color }, version);
+    let submit = thread
+        .submit(Op::UserTurn {
+            items,
+            cwd: None,
+            approval_policy: None,
+            sandbox_policy: None,
+            model: None,
+            effort: None,
+            output_schema,
+        })
+        .await;
+    submit.map_err(|e| Failure::failed(e.to_string()))?;
+
+    let mut last_message: Option<String> = None;
+    let mut code = exit::SUCCESS;
+    let mut interrupted = false;
+    loop {
+        let event = tokio::select! {
+            event = thread.next_event() => event,
+            _ = tokio::signal::ctrl_c(), if !interrupted => {
+                interrupted = true;
+                let _ = thread.submit(Op::Interrupt).await;
+                continue;
+            }
+        };
+        let Some(event) = event else { break };
+        let io = match json.as_mut() {
+            Some(writer) => writer.write_event(stdout, &event),
+            None => human.write_event(stderr, &event),
+        };
+        if io.is_err() {
+            // The reader went away (closed pipe): stop the turn, there is nobody to tell.
+            let _ = thread.submit(Op::Interrupt).await;
+        }
+        match &event.msg {
+            EventMsg::ApprovalRequested(request) => {
+                let _ = thread
+                    .submit(Op::ResolveApproval {
+                        id: request.id.clone(),
+                        decision: ReviewDecision::Denied,
+                    })
+                    .await;
+            }
+            EventMsg::TurnCompleted {
+                last_agent_message, ..
+            } => {
+                last_message = last_agent_message.clone();
+                let _ = thread.submit(Op::Shutdown).await;
+            }
+            EventMsg::TurnFailed { .. } | EventMsg::TurnAborted { .. } => {
+                code = exit::FAILURE;
+                let _ = thread.submit(Op::Shutdown).await;
+            }
+            EventMsg::ShutdownComplete => break,
+            _ => {}
+        }
+    }
+
+    if let Some(path) = &cli.output_last_message {
+        let text = last_message.clone().unwrap_or_default();
+        if let Err(e) = std::fs::write(path, text) {
+            let _ = writeln!(
+                stderr,
+                "warning: could not write the last message to {}: {e}",
+                path.display()
+            );
+        }
+    }
+    if json.is_none()
+        && let Some(message) = &last_message
+    {
+        let _ = writeln!(stdout, "{message}");
+    }
+    Ok(code)
+}
+
+fn resolve_cwd(arg: Option<&Path>) -> Result<PathBuf, Failure> {
+    let base = std::env::current_dir()
+        .map_err(|e| Failure::failed(format!("cannot read the current directory: {e}")))?;
+    let Some(dir) = arg else { return Ok(base) };
+    let dir = if dir.is_absolute() {
+        dir.to_path_buf()
+    } else {
+        base.join(dir)
+    };
+    if !dir.is_dir() {
+        return Err(Failure::failed(format!(
+            "--cd {}: no such directory",
+            dir.display()
+        )));
+    }
+    dir.canonicalize()
+        .map_err(|e| Failure::failed(format!("--cd {}: {e}", dir.display())))
+}
+
+fn inside_git_repo(dir: &Path) -> bool {
+    dir.ancestors().any(|d| d.join(".git").exists())
+}
+
+fn read_output_schema(path: &Path) -> Result<serde_json::Value, Failure> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Failure::failed(format!(
+            "--output-schema {}: cannot read it: {e}",
+            path.display()
+        ))
+    })?;
+    serde_json::from_str(&text).map_err(|e| {
+        Failure::failed(format!(
+            "--output-schema {}:{}:{}: not valid JSON: {e}",
+            path.display(),
+            e.line(),
+            e.column()
+        ))
+    })
+}

@@ -1,0 +1,3 @@
+mod common;
+mod exec_errors;
+mod exec_turns;

@@ -1,0 +1,23 @@
+//! Errors of the core API (not of tools: those go back to the model).
+
+use osprey_protocol::{ErrorKind, WireError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum CoreError {
+    #[error(transparent)]
+    Model(#[from] osprey_model::ModelError),
+    #[error("the thread has shut down; start or resume a thread to continue")]
+    ThreadClosed,
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl CoreError {
+    pub fn to_wire(&self) -> WireError {
+        match self {
+            Self::Model(e) => e.to_wire(),
+            Self::ThreadClosed => WireError::new(ErrorKind::Other, self.to_string()),
+            Self::Invalid(_) => WireError::new(ErrorKind::Config, self.to_string()),
+        }
+    }
+}

@@ -1,0 +1,231 @@
+//! The session actor: owns a thread's history and settings and runs one turn at a time.
+//!
+//! Ops arrive on a channel; a `UserTurn` starts a turn task (or waits behind the running
+//! one); `Interrupt` cancels the running turn; `ResolveApproval` wakes the handler waiting for
+//! it; `Shutdown` stops everything and ends the actor.
+
+mod turn;
+
+use crate::events::EventEmitter;
+use crate::tools::ToolRegistry;
+use crate::tools::context::SessionServices;
+use crate::turn_context::TurnContext;
+use osprey_config::Config;
+use osprey_model::ModelClient;
+use osprey_protocol::{
+    AbortReason, AskForApproval, Event, EventMsg, Op, ReasoningEffort, ResponseItem, SandboxPolicy,
+    ThreadId, TokenUsage, TurnId, UserInput,
+};
+use serde_json::Value;
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// Settings that persist from turn to turn and can be changed by a `UserTurn`.
+#[derive(Debug, Clone)]
+pub(crate) struct ThreadSettings {
+    pub cwd: PathBuf,
+    pub model: String,
+    pub effort: Option<ReasoningEffort>,
+    pub approval_policy: AskForApproval,
+    pub sandbox_policy: SandboxPolicy,
+}
+
+/// State shared between the actor and its turn tasks.
+pub(crate) struct Session {
+    pub thread_id: ThreadId,
+    pub config: Arc<Config>,
+    pub model: Arc<ModelClient>,
+    pub registry: Arc<ToolRegistry>,
+    pub services: Arc<SessionServices>,
+    pub base_instructions: String,
+    /// The user's shell, as named in the environment context.
+    pub shell_name: String,
+    pub history: Mutex<Vec<ResponseItem>>,
+    pub settings: Mutex<ThreadSettings>,
+    pub total_usage: Mutex<TokenUsage>,
+    pub turn_counter: Mutex<u64>,
+}
+
+impl Session {
+    pub fn events(&self) -> &EventEmitter {
+        &self.services.events
+    }
+
+    fn next_turn_id(&self) -> TurnId {
+        let mut counter = self.turn_counter.lock().unwrap_or_else(|e| e.into_inner());
+        *counter += 1;
+        TurnId(format!("turn-{counter}"))
+    }
+
+    pub fn history_snapshot(&self) -> Vec<ResponseItem> {
+        self.history.lock().map(|h| h.clone()).unwrap_or_default()
+    }
+
+    pub fn record(&self, items: impl IntoIterator<Item = ResponseItem>) {
+        if let Ok(mut history) = self.history.lock() {
+            history.extend(items);
+        }
+    }
+}
+
+struct RunningTurn {
+    cancel: CancellationToken,
+    handle: JoinHandle<()>,
+}
+
+struct PendingTurn {
+    items: Vec<UserInput>,
+    context: TurnContext,
+}
+
+/// Runs the actor until `Shutdown` or until every handle to the thread is dropped.
+pub(crate) async fn run_session(session: Arc<Session>, mut ops: mpsc::Receiver<Op>) {
+    let mut running: Option<RunningTurn> = None;
+    let mut queued: VecDeque<PendingTurn> = VecDeque::new();
+    loop {
+        let finished = async {
+            match running.as_mut() {
+                Some(turn) => {
+                    let _ = (&mut turn.handle).await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            op = ops.recv() => {
+                let Some(op) = op else {
+                    if let Some(turn) = running.take() {
+                        turn.cancel.cancel();
+                        let _ = turn.handle.await;
+                    }
+                    return;
+                };
+                match op {
+                    Op::UserTurn { items, cwd, approval_policy, sandbox_policy, model, effort, output_schema } => {
+                        let context = session.turn_context(cwd, approval_policy, sandbox_policy, model, effort, output_schema);
+                        let pending = PendingTurn { items, context };
+                        if running.is_some() {
+                            queued.push_back(pending);
+                        } else {
+                            running = Some(start_turn(&session, pending));
+                        }
+                    }
+                    Op::Interrupt => {
+                        if let Some(turn) = running.as_ref() {
+                            turn.cancel.cancel();
+                        }
+                    }
+                    Op::ResolveApproval { id, decision } => {
+                        if !session.services.approvals.resolve(&id, decision) {
+                            session.events().emit(None, EventMsg::Warning {
+                                message: format!("no approval request with id `{id}` is pending; the decision was ignored"),
+                            });
+                        }
+                    }
+                    Op::Compact => {
+                        session.events().emit(None, EventMsg::Warning {
+                            message: "compaction is not available in this version".to_string(),
+                        });
+                    }
+                    Op::Shutdown => {
+                        if let Some(turn) = running.take() {
+                            turn.cancel.cancel();
+                            let _ = turn.handle.await;
+                        }
+                        session.services.unified_exec.kill_all().await;
+                        for pending in queued.drain(..) {
+                            session.events().emit(Some(&pending.context.turn_id), EventMsg::TurnAborted { reason: AbortReason::Shutdown });
+                        }
+                        session.events().emit(None, EventMsg::ShutdownComplete);
+                        return;
+                    }
+                    _ => {
+                        session.events().emit(None, EventMsg::Warning {
+                            message: "this operation is not supported by this version".to_string(),
+                        });
+                    }
+                }
+            }
+            () = finished => {
+                running = queued.pop_front().map(|pending| start_turn(&session, pending));
+            }
+        }
+    }
+}
+
+fn start_turn(session: &Arc<Session>, pending: PendingTurn) -> RunningTurn {
+    let cancel = CancellationToken::new();
+    let handle = tokio::spawn(turn::run_turn(
+        Arc::clone(session),
+        Arc::new(pending.context),
+        pending.items,
+        cancel.clone(),
+    ));
+    RunningTurn { cancel, handle }
+}
+
+impl Session {
+    fn turn_context(
+        &self,
+        cwd: Option<PathBuf>,
+        approval_policy: Option<AskForApproval>,
+        sandbox_policy: Option<SandboxPolicy>,
+        model: Option<String>,
+        effort: Option<ReasoningEffort>,
+        output_schema: Option<Value>,
+    ) -> TurnContext {
+        let mut settings = self.settings.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(cwd) = cwd {
+            settings.cwd = cwd;
+        }
+        if let Some(policy) = approval_policy {
+            settings.approval_policy = policy;
+        }
+        if let Some(policy) = sandbox_policy {
+            settings.sandbox_policy = policy;
+        }
+        if let Some(model) = model {
+            settings.model = model;
+        }
+        if effort.is_some() {
+            settings.effort = effort;
+        }
+        TurnContext {
+            turn_id: self.next_turn_id(),
+            cwd: settings.cwd.clone(),
+            model: settings.model.clone(),
+            effort: settings.effort,
+            approval_policy: settings.approval_policy,
+            sandbox_policy: settings.sandbox_policy.clone(),
+            output_schema,
+            config: Arc::clone(&self.config),
+        }
+    }
+}
+
+/// Sends an event the thread's consumer should see before any turn (used at start-up).
+pub(crate) fn emit_thread_started(session: &Session, rollout_path: Option<PathBuf>) {
+    let settings = session
+        .settings
+        .lock()
+        .map(|s| s.clone())
+        .unwrap_or_else(|e| e.into_inner().clone());
+    session.events().emit(
+        None,
+        EventMsg::ThreadStarted {
+            model: settings.model,
+            model_provider: session.config.model_provider_id.clone(),
+            cwd: settings.cwd,
+            approval_policy: settings.approval_policy,
+            sandbox_policy: settings.sandbox_policy,
+            rollout_path,
+            resumed: false,
+        },
+    );
+}
+
+pub(crate) type EventReceiver = mpsc::UnboundedReceiver<Event>;

@@ -1,0 +1,8 @@
+//! One file per tool family. Adding a tool: a spec in `osprey-tools`, a handler here, one
+//! line in `build_registry`, one test.
+
+pub mod files;
+pub mod one_shot;
+pub mod plan;
+pub mod shell;
+pub mod unified_exec;

@@ -1,0 +1,148 @@
+//! Running one command to completion: shared by `shell`, `shell_command` and `local_shell`.
+
+use crate::tools::call::{ToolError, ToolOutput};
+use crate::tools::command_item::CommandItem;
+use crate::tools::context::ToolInvocation;
+use crate::tools::exec_env::{command_env, resolve_workdir};
+use crate::tools::orchestrator::{Attempt, CommandPlan};
+use osprey_process::{ExecExpiration, OutputCaps, OutputSink, run_to_completion};
+use osprey_protocol::EventMsg;
+use osprey_tools::{ExecOutputView, ExitView, format_exec_output, new_chunk_id};
+use std::time::Duration;
+
+/// Default timeout of one-shot commands when the model gives none.
+pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
+/// Longest timeout honoured (one hour).
+pub const MAX_TIMEOUT_MS: u64 = 3_600_000;
+
+/// What a one-shot tool asks to run.
+pub struct OneShot {
+    pub argv: Vec<String>,
+    pub workdir: Option<String>,
+    pub timeout_ms: Option<u64>,
+    pub escalation_requested: bool,
+    pub justification: Option<String>,
+    pub max_output_tokens: usize,
+}
+
+pub async fn run_one_shot(inv: &ToolInvocation, shot: OneShot) -> Result<ToolOutput, ToolError> {
+    if shot.argv.is_empty() || shot.argv[0].trim().is_empty() {
+        return Err(ToolError::RespondToModel(
+            "The command is empty; pass the program and its arguments.".to_string(),
+        ));
+    }
+    let cwd = resolve_workdir(&inv.turn.cwd, shot.workdir.as_deref())?;
+    let services = &inv.services;
+    let env = command_env(
+        &services.env,
+        &inv.turn.config.shell_environment_policy,
+        false,
+    );
+    let plan = CommandPlan {
+        argv: shot.argv.clone(),
+        cwd: cwd.clone(),
+        env,
+        escalation_requested: shot.escalation_requested,
+        justification: shot.justification.clone(),
+    };
+    let timeout = Duration::from_millis(
+        shot.timeout_ms
+            .unwrap_or(DEFAULT_TIMEOUT_MS)
+            .clamp(1, MAX_TIMEOUT_MS),
+    );
+    let item = CommandItem::new(inv, &shot.argv, cwd);
+    let mut started = false;
+    let result = services
+        .orchestrator
+        .run(inv, &plan, None, |request, _sandboxed| {
+            if !started {
+                item.started(inv);
+                started = true;
+            }
+            let events = services.events.clone();
+            let turn_id = inv.turn.turn_id.clone();
+            let item_id = item.id.clone();
+            let sink = OutputSink::callback(move |bytes: &[u8]| {
+                events.emit(
+                    Some(&turn_id),
+                    EventMsg::CommandOutputDelta {
+                        item_id: item_id.clone(),
+                        chunk: String::from_utf8_lossy(bytes).into_owned(),
+                    },
+                );
+            });
+            let expiration = ExecExpiration::timeout(timeout).with_cancellation(inv.cancel.clone());
+            async move {
+                let outcome =
+                    run_to_completion(request, expiration, OutputCaps::default(), Some(sink))
+                        .await
+                        .map_err(|e| ToolError::RespondToModel(e.to_string()))?;
+                let output = outcome.output_lossy();
+                Ok(Attempt {
+                    exit_code: outcome.exit_code,
+                    output,
+                    value: outcome,
+                })
+            }
+        })
+        .await;
+    let run = match result {
+        Ok(run) => run,
+        Err(ToolError::RespondToModel(message)) => {
+            if started {
+                item.completed(inv, &message, None, None);
+            } else {
+                item.declined(inv, &message);
+            }
+            return Err(ToolError::RespondToModel(message));
+        }
+        Err(fatal) => {
+            if started {
+                item.completed(inv, "", None, None);
+            } else {
+                item.declined(inv, &fatal.to_string());
+            }
+            return Err(fatal);
+        }
+    };
+    let outcome = run.value;
+    let output = outcome.output_lossy();
+    let exit = if outcome.timed_out {
+        ExitView::TimedOut {
+            after_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+            exit_code: outcome.exit_code,
+        }
+    } else if let Some(code) = outcome.exit_code {
+        ExitView::Exited(code)
+    } else {
+        ExitView::Killed {
+            signal: outcome.signal,
+        }
+    };
+    let exit_code = outcome
+        .exit_code
+        .or(outcome.signal.map(|s| 128 + s))
+        .or(if outcome.timed_out { Some(124) } else { None });
+    let note = run.sandbox_denial.as_deref().map(sandbox_note);
+    item.completed(inv, &output, exit_code, run.sandbox_denial.clone());
+    let text = format_exec_output(ExecOutputView {
+        chunk_id: Some(new_chunk_id()),
+        wall_time: outcome.duration,
+        exit,
+        output: &output,
+        max_output_tokens: shot.max_output_tokens,
+        sandbox_note: note.as_deref(),
+    });
+    Ok(ToolOutput {
+        text,
+        images: Vec::new(),
+        success: outcome.success(),
+    })
+}
+
+/// The line that tells the model the sandbox, not the command, caused a failure.
+pub fn sandbox_note(denial: &str) -> String {
+    format!(
+        "Sandbox: the sandbox blocked this command ({denial}). If the task needs it, run it again with sandbox_permissions \"require_escalated\" and a justification."
+    )
+}

@@ -1,0 +1,61 @@
+//! `update_plan`: the model's to-do list, shown to the user as a plan item.
+
+use crate::tools::call::{ToolError, ToolOutput, ToolPayload};
+use crate::tools::context::ToolInvocation;
+use crate::tools::registry::ToolHandler;
+use async_trait::async_trait;
+use osprey_protocol::{EventMsg, ThreadItem, TodoEntry};
+use osprey_tools::{StepStatus, ToolSpec, UpdatePlanArgs, parse_arguments, update_plan_spec};
+use std::sync::Mutex;
+
+/// Keeps one plan item id per thread so every update replaces the same list.
+#[derive(Default)]
+pub struct UpdatePlanHandler {
+    item_id: Mutex<Option<String>>,
+}
+
+#[async_trait]
+impl ToolHandler for UpdatePlanHandler {
+    fn spec(&self) -> ToolSpec {
+        update_plan_spec()
+    }
+
+    async fn handle(&self, inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
+        let ToolPayload::Function { arguments } = &inv.call.payload else {
+            return Err(ToolError::RespondToModel(
+                "update_plan takes JSON arguments".to_string(),
+            ));
+        };
+        let args: UpdatePlanArgs = parse_arguments("update_plan", arguments)
+            .map_err(|e| ToolError::RespondToModel(e.to_string()))?;
+        args.validate()
+            .map_err(|e| ToolError::RespondToModel(e.to_string()))?;
+        let items: Vec<TodoEntry> = args
+            .plan
+            .iter()
+            .map(|step| TodoEntry {
+                text: step.step.clone(),
+                completed: step.status == StepStatus::Completed,
+                in_progress: step.status == StepStatus::InProgress,
+            })
+            .collect();
+        let (id, first) = {
+            let mut slot = self.item_id.lock().unwrap_or_else(|e| e.into_inner());
+            match slot.as_ref() {
+                Some(id) => (id.clone(), false),
+                None => {
+                    let id = inv.services.events.next_item_id("plan");
+                    *slot = Some(id.clone());
+                    (id, true)
+                }
+            }
+        };
+        let item = ThreadItem::TodoList { id, items };
+        inv.emit(if first {
+            EventMsg::ItemStarted { item }
+        } else {
+            EventMsg::ItemUpdated { item }
+        });
+        Ok(ToolOutput::success("Plan updated"))
+    }
+}

@@ -1,0 +1,273 @@
+//! `exec_command` and `write_stdin`: commands that may outlive one call.
+
+use crate::tools::call::{ToolError, ToolOutput, ToolPayload};
+use crate::tools::command_item::CommandItem;
+use crate::tools::context::ToolInvocation;
+use crate::tools::exec_env::{command_env, resolve_workdir};
+use crate::tools::handlers::one_shot::sandbox_note;
+use crate::tools::orchestrator::{Attempt, CommandPlan};
+use crate::tools::registry::ToolHandler;
+use crate::tools::unified_exec::ExecSession;
+use async_trait::async_trait;
+use osprey_process::{CollectResult, InteractiveProcess, ProcessExit};
+use osprey_shell::Shell;
+use osprey_tools::{
+    ExecCommandArgs, ExecOutputView, ExitView, SandboxPermissions, ToolSpec, WriteStdinArgs,
+    exec_command_spec, format_exec_output, new_chunk_id, parse_arguments, write_stdin_spec,
+};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn function_arguments<'a>(inv: &'a ToolInvocation, tool: &str) -> Result<&'a str, ToolError> {
+    match &inv.call.payload {
+        ToolPayload::Function { arguments } => Ok(arguments),
+        _ => Err(ToolError::RespondToModel(format!(
+            "{tool} takes JSON arguments"
+        ))),
+    }
+}
+
+fn exit_code_of(exit: &ProcessExit) -> i32 {
+    exit.code.unwrap_or_else(|| 128 + exit.signal.unwrap_or(0))
+}
+
+fn exit_view(exit: Option<&ProcessExit>, session_id: Option<u64>) -> ExitView {
+    match (exit, session_id) {
+        (Some(exit), _) if exit.code.is_some() => ExitView::Exited(exit_code_of(exit)),
+        (Some(exit), _) => ExitView::Killed {
+            signal: exit.signal,
+        },
+        (None, Some(session_id)) => ExitView::Running { session_id },
+        (None, None) => ExitView::Killed { signal: None },
+    }
+}
+
+fn collected_text(result: &CollectResult) -> String {
+    String::from_utf8_lossy(&result.output).into_owned()
+}
+
+/// `exec_command {cmd, …}`.
+pub struct ExecCommandHandler;
+
+#[async_trait]
+impl ToolHandler for ExecCommandHandler {
+    fn spec(&self) -> ToolSpec {
+        exec_command_spec()
+    }
+
+    async fn handle(&self, inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
+        let args: ExecCommandArgs =
+            parse_arguments("exec_command", function_arguments(&inv, "exec_command")?)
+                .map_err(|e| ToolError::RespondToModel(e.to_string()))?;
+        if args.cmd.trim().is_empty() {
+            return Err(ToolError::RespondToModel(
+                "exec_command needs a non-empty `cmd`.".to_string(),
+            ));
+        }
+        let services = &inv.services;
+        let shell = match args.shell.as_deref() {
+            Some(name) => {
+                let path_var = services.env.get("PATH").map(std::ffi::OsStr::new);
+                Shell::from_name_or_path_in(name, path_var).map_err(|e| {
+                    ToolError::RespondToModel(format!(
+                        "shell `{name}` cannot be used: {e}; leave `shell` out to use the user's shell"
+                    ))
+                })?
+            }
+            None => services.shell.clone(),
+        };
+        let login = args.login.unwrap_or(inv.turn.config.tools.login_shell);
+        let argv = shell.derive_exec_args(&args.cmd, login);
+        let cwd = resolve_workdir(&inv.turn.cwd, args.workdir.as_deref())?;
+        let tty = args.tty();
+        let env = command_env(
+            &services.env,
+            &inv.turn.config.shell_environment_policy,
+            tty,
+        );
+        let plan = CommandPlan {
+            argv: argv.clone(),
+            cwd: cwd.clone(),
+            env,
+            escalation_requested: args.sandbox_permissions()
+                == SandboxPermissions::RequireEscalated,
+            justification: args.justification.clone(),
+        };
+        let yield_for = Duration::from_millis(args.yield_time_ms());
+        let max_tokens = args.max_output_tokens();
+        let max_bytes = max_tokens.saturating_mul(8);
+        let item = CommandItem::new(&inv, &argv, cwd);
+        let started_at = Instant::now();
+        let mut started = false;
+        let result = services
+            .orchestrator
+            .run(&inv, &plan, None, |request, _sandboxed| {
+                if !started {
+                    item.started(&inv);
+                    started = true;
+                }
+                let cancel = inv.cancel.clone();
+                async move {
+                    let process = InteractiveProcess::spawn(request, tty)
+                        .map_err(|e| ToolError::RespondToModel(e.to_string()))?;
+                    let collected = tokio::select! {
+                        c = process.collect_output(yield_for, max_bytes) => c,
+                        _ = cancel.cancelled() => {
+                            process.kill();
+                            process.collect_output(Duration::from_millis(100), max_bytes).await
+                        }
+                    };
+                    let output = collected_text(&collected);
+                    Ok(Attempt {
+                        exit_code: collected.exited.as_ref().map(exit_code_of),
+                        output,
+                        value: (process, collected),
+                    })
+                }
+            })
+            .await;
+        let run = match result {
+            Ok(run) => run,
+            Err(error) => {
+                let message = error.to_string();
+                if started {
+                    item.completed(&inv, &message, None, None);
+                } else {
+                    item.declined(&inv, &message);
+                }
+                return Err(error);
+            }
+        };
+        let (process, collected) = run.value;
+        let output = collected_text(&collected);
+        let note = run.sandbox_denial.as_deref().map(sandbox_note);
+        if let Some(exit) = collected.exited.as_ref() {
+            let code = exit_code_of(exit);
+            item.completed(&inv, &output, Some(code), run.sandbox_denial.clone());
+            let text = format_exec_output(ExecOutputView {
+                chunk_id: Some(new_chunk_id()),
+                wall_time: started_at.elapsed(),
+                exit: exit_view(Some(exit), None),
+                output: &output,
+                max_output_tokens: max_tokens,
+                sandbox_note: note.as_deref(),
+            });
+            return Ok(ToolOutput {
+                text,
+                images: Vec::new(),
+                success: code == 0,
+            });
+        }
+        let mut session = ExecSession {
+            process: Arc::new(process),
+            item,
+            started: started_at,
+            last_used: Instant::now(),
+            aggregated: String::new(),
+            sandbox_denial: run.sandbox_denial.clone(),
+        };
+        session.append(&output);
+        session.item.updated(&inv, &session.aggregated);
+        let (session_id, closed_note) = services.unified_exec.insert(session).await;
+        let mut text = format_exec_output(ExecOutputView {
+            chunk_id: Some(new_chunk_id()),
+            wall_time: started_at.elapsed(),
+            exit: exit_view(None, Some(session_id)),
+            output: &output,
+            max_output_tokens: max_tokens,
+            sandbox_note: note.as_deref(),
+        });
+        if let Some(closed) = closed_note {
+            text = format!("{closed}\n{text}");
+        }
+        Ok(ToolOutput::success(text))
+    }
+}
+
+/// `write_stdin {session_id, chars?, …}`.
+pub struct WriteStdinHandler;
+
+#[async_trait]
+impl ToolHandler for WriteStdinHandler {
+    fn spec(&self) -> ToolSpec {
+        write_stdin_spec()
+    }
+
+    async fn handle(&self, inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
+        let args: WriteStdinArgs =
+            parse_arguments("write_stdin", function_arguments(&inv, "write_stdin")?)
+                .map_err(|e| ToolError::RespondToModel(e.to_string()))?;
+        let sessions = &inv.services.unified_exec;
+        let Some(mut session) = sessions.take(args.session_id).await else {
+            let live = sessions.ids().await;
+            let live = if live.is_empty() {
+                "there are no live sessions".to_string()
+            } else {
+                format!(
+                    "live sessions: {}",
+                    live.iter()
+                        .map(u64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            return Err(ToolError::RespondToModel(format!(
+                "No running session has id {} ({live}). Sessions end when their command exits; start the command again with exec_command.",
+                args.session_id
+            )));
+        };
+        let call_started = Instant::now();
+        if !args.chars().is_empty()
+            && let Err(e) = session.process.write_stdin(args.chars().as_bytes()).await
+        {
+            let id = args.session_id;
+            sessions.put_back(id, session).await;
+            return Err(ToolError::RespondToModel(format!(
+                "Could not write to session {id}: {e}"
+            )));
+        }
+        let max_tokens = args.max_output_tokens();
+        let yield_for = Duration::from_millis(args.yield_time_ms());
+        let collected = tokio::select! {
+            c = session.process.collect_output(yield_for, max_tokens.saturating_mul(8)) => c,
+            _ = inv.cancel.cancelled() => {
+                session.process.kill();
+                session.process.collect_output(Duration::from_millis(100), max_tokens.saturating_mul(8)).await
+            }
+        };
+        let output = collected_text(&collected);
+        session.append(&output);
+        session.last_used = Instant::now();
+        let note = session.sandbox_denial.as_deref().map(sandbox_note);
+        let text;
+        if let Some(exit) = collected.exited.as_ref() {
+            let code = exit_code_of(exit);
+            session.item.completed(
+                &inv,
+                &session.aggregated,
+                Some(code),
+                session.sandbox_denial.clone(),
+            );
+            text = format_exec_output(ExecOutputView {
+                chunk_id: Some(new_chunk_id()),
+                wall_time: call_started.elapsed(),
+                exit: exit_view(Some(exit), None),
+                output: &output,
+                max_output_tokens: max_tokens,
+                sandbox_note: note.as_deref(),
+            });
+        } else {
+            session.item.updated(&inv, &session.aggregated);
+            text = format_exec_output(ExecOutputView {
+                chunk_id: Some(new_chunk_id()),
+                wall_time: call_started.elapsed(),
+                exit: exit_view(None, Some(args.session_id)),
+                output: &output,
+                max_output_tokens: max_tokens,
+                sandbox_note: note.as_deref(),
+            });
+            sessions.put_back(args.session_id, session).await;
+        }
+        Ok(ToolOutput::success(text))
+    }
+}

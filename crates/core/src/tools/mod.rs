@@ -1,0 +1,65 @@
+//! The tool system: calls, registry, router, the parallel runtime and the handlers.
+//!
+//! Flow of one call: [`router`] turns a model item into a [`call::ToolCall`]; [`runtime`]
+//! decides what runs concurrently; the [`registry::ToolRegistry`] finds the handler and turns
+//! errors the model can act on into failed outputs; handlers that run something go through
+//! the orchestrator (approval → sandbox → attempt → escalate).
+
+pub mod call;
+pub mod command_item;
+pub mod context;
+pub mod exec_env;
+pub mod handlers;
+pub mod orchestrator;
+pub mod registry;
+pub mod router;
+pub mod runtime;
+pub mod unified_exec;
+
+pub use registry::{ToolHandler, ToolRegistry};
+
+use handlers::files::{GrepFilesHandler, ListDirHandler, ReadFileHandler, ViewImageHandler};
+use handlers::plan::UpdatePlanHandler;
+use handlers::shell::{ShellCommandHandler, ShellHandler};
+use handlers::unified_exec::{ExecCommandHandler, WriteStdinHandler};
+use osprey_config::{Config, ShellToolType};
+use std::sync::Arc;
+
+/// The tools offered in a thread with this configuration, in the order they are offered.
+pub fn build_registry(config: &Config) -> ToolRegistry {
+    let tools = &config.tools;
+    let mut registry = ToolRegistry::default();
+    match tools.shell {
+        Some(ShellToolType::ExecCommand) => {
+            registry.register(Arc::new(ExecCommandHandler));
+            registry.register(Arc::new(WriteStdinHandler));
+        }
+        Some(ShellToolType::ShellCommand) => registry.register(Arc::new(ShellCommandHandler)),
+        Some(ShellToolType::Shell) => registry.register(Arc::new(ShellHandler)),
+        None => {}
+    }
+    if tools.shell.is_some() {
+        // The Responses API's built-in local_shell calls run like `shell`.
+        if registry.handler("shell").is_none() {
+            registry.register_hidden("local_shell", Arc::new(ShellHandler));
+        } else {
+            registry.alias("local_shell", "shell");
+        }
+    }
+    if tools.update_plan {
+        registry.register(Arc::new(UpdatePlanHandler::default()));
+    }
+    if tools.read_file {
+        registry.register(Arc::new(ReadFileHandler));
+    }
+    if tools.list_dir {
+        registry.register(Arc::new(ListDirHandler));
+    }
+    if tools.grep_files {
+        registry.register(Arc::new(GrepFilesHandler));
+    }
+    if tools.view_image {
+        registry.register(Arc::new(ViewImageHandler));
+    }
+    registry
+}

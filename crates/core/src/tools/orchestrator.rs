@@ -1,0 +1,331 @@
+//! The one path everything that runs goes through: approval → sandbox → attempt → escalate.
+//!
+//! 1. **Approval.** The [`CommandPolicy`] assesses the command (exec-policy rules, safety
+//!    classification, the approval policy) as allowed, needing approval, or forbidden. A
+//!    model's request to leave the sandbox (`require_escalated`) always needs approval.
+//!    Needing approval under `never` is a refusal in plain words; otherwise the session's
+//!    approval cache is consulted and, failing that, the front end is asked (the command's
+//!    timeout stands still while it decides).
+//! 2. **Sandbox.** Unless the user approved running it outside the sandbox, the request is
+//!    confined by the [`Sandbox`] for the turn's policy.
+//! 3. **Attempt.** The handler's own runner spawns it (one-shot or interactive).
+//! 4. **Escalate.** If the sandbox denied something and the approval policy lets a person
+//!    decide (`on-failure`, `on-request`), the user is asked whether to rerun it unsandboxed.
+//!
+//! Handlers never call `process` directly for model commands; they call
+//! [`Orchestrator::run`] with a closure that performs one attempt.
+
+use super::call::ToolError;
+use super::context::ToolInvocation;
+use crate::turn_context::TurnContext;
+use osprey_process::{ExecRequest, TimeoutControl};
+use osprey_protocol::{
+    ApprovalRequest, ApprovalRequestKind, AskForApproval, ReviewDecision, SandboxPolicy,
+};
+use std::collections::HashMap;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// What the safety policy says about a command before it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Assessment {
+    Allow,
+    /// Run it only if a person agrees; `reason` says why in plain words.
+    Ask {
+        reason: String,
+    },
+    /// Never run it; `reason` names the rule or classification.
+    Forbid {
+        reason: String,
+    },
+}
+
+/// Decides whether a command may run. Implemented by the exec-policy layer.
+pub trait CommandPolicy: Send + Sync {
+    fn assess(&self, argv: &[String], turn: &TurnContext) -> Assessment;
+
+    /// Persists "allow commands starting with `prefix`" (the amendment decision).
+    fn amend(&self, prefix: &[String]) -> Result<(), String>;
+
+    /// Whether an amendment can be offered for this command (a single plain command that no
+    /// rule matches yet).
+    fn can_offer_amendment(&self, argv: &[String]) -> Option<Vec<String>>;
+}
+
+/// Confines a request to a sandbox policy. Implemented by the sandboxing layer.
+pub trait Sandbox: Send + Sync {
+    /// Whether commands under `policy` run confined at all.
+    fn is_active(&self, policy: &SandboxPolicy) -> bool;
+    /// Rewrites `request` so that it runs confined.
+    fn confine(
+        &self,
+        request: ExecRequest,
+        policy: &SandboxPolicy,
+        cwd: &Path,
+    ) -> Result<ExecRequest, String>;
+    /// A plain-words note when a failed attempt looks like the sandbox's doing.
+    fn denial(
+        &self,
+        policy: &SandboxPolicy,
+        exit_code: Option<i32>,
+        output: &str,
+    ) -> Option<String>;
+}
+
+/// A policy that allows everything (used where no exec policy is configured in tests).
+pub struct AllowAll;
+
+impl CommandPolicy for AllowAll {
+    fn assess(&self, _argv: &[String], _turn: &TurnContext) -> Assessment {
+        Assessment::Allow
+    }
+    fn amend(&self, _prefix: &[String]) -> Result<(), String> {
+        Err("this session has no exec-policy rules file to amend".to_string())
+    }
+    fn can_offer_amendment(&self, _argv: &[String]) -> Option<Vec<String>> {
+        None
+    }
+}
+
+/// No confinement at all.
+pub struct NoSandbox;
+
+impl Sandbox for NoSandbox {
+    fn is_active(&self, _policy: &SandboxPolicy) -> bool {
+        false
+    }
+    fn confine(
+        &self,
+        request: ExecRequest,
+        _policy: &SandboxPolicy,
+        _cwd: &Path,
+    ) -> Result<ExecRequest, String> {
+        Ok(request)
+    }
+    fn denial(&self, _: &SandboxPolicy, _: Option<i32>, _: &str) -> Option<String> {
+        None
+    }
+}
+
+/// A command a handler wants to run.
+#[derive(Debug, Clone)]
+pub struct CommandPlan {
+    pub argv: Vec<String>,
+    pub cwd: PathBuf,
+    pub env: HashMap<String, String>,
+    /// The model asked to run it outside the sandbox.
+    pub escalation_requested: bool,
+    pub justification: Option<String>,
+}
+
+/// What one attempt produced, plus what the orchestrator needs to spot a sandbox denial.
+pub struct Attempt<T> {
+    pub value: T,
+    pub exit_code: Option<i32>,
+    pub output: String,
+}
+
+/// The result of [`Orchestrator::run`].
+pub struct Orchestrated<T> {
+    pub value: T,
+    /// Set when the sandbox blocked something and the command was not rerun without it.
+    pub sandbox_denial: Option<String>,
+    /// Whether the final attempt ran confined.
+    pub sandboxed: bool,
+}
+
+pub struct Orchestrator {
+    pub policy: Arc<dyn CommandPolicy>,
+    pub sandbox: Arc<dyn Sandbox>,
+}
+
+impl Orchestrator {
+    pub fn new(policy: Arc<dyn CommandPolicy>, sandbox: Arc<dyn Sandbox>) -> Self {
+        Self { policy, sandbox }
+    }
+
+    pub async fn run<T, F, Fut>(
+        &self,
+        inv: &ToolInvocation,
+        plan: &CommandPlan,
+        timeout: Option<&TimeoutControl>,
+        mut attempt: F,
+    ) -> Result<Orchestrated<T>, ToolError>
+    where
+        F: FnMut(ExecRequest, bool) -> Fut,
+        Fut: Future<Output = Result<Attempt<T>, ToolError>>,
+    {
+        let turn = &inv.turn;
+        let assessment = self.policy.assess(&plan.argv, turn);
+        let mut unsandboxed_approved = false;
+        let reason = match assessment {
+            Assessment::Forbid { reason } => {
+                return Err(ToolError::RespondToModel(format!(
+                    "The command was not run: {reason}. Do not retry it in another form; choose a different approach or ask the user."
+                )));
+            }
+            Assessment::Ask { reason } => Some(reason),
+            Assessment::Allow if plan.escalation_requested => Some(format!(
+                "the model asks to run this outside the sandbox{}",
+                plan.justification
+                    .as_deref()
+                    .map(|j| format!(": {j}"))
+                    .unwrap_or_default()
+            )),
+            Assessment::Allow => None,
+        };
+        if let Some(reason) = reason {
+            self.approve(inv, plan, &reason, timeout, plan.escalation_requested)
+                .await?;
+            unsandboxed_approved = plan.escalation_requested;
+        }
+
+        let policy = &turn.sandbox_policy;
+        let sandboxed = !unsandboxed_approved && self.sandbox.is_active(policy);
+        let request = self.request_for(plan, sandboxed, policy)?;
+        let first = attempt(request, sandboxed).await?;
+        if !sandboxed {
+            return Ok(Orchestrated {
+                value: first.value,
+                sandbox_denial: None,
+                sandboxed: false,
+            });
+        }
+        let denial = self.sandbox.denial(policy, first.exit_code, &first.output);
+        let Some(denial) = denial else {
+            return Ok(Orchestrated {
+                value: first.value,
+                sandbox_denial: None,
+                sandboxed: true,
+            });
+        };
+        let may_escalate = matches!(
+            turn.approval_policy,
+            AskForApproval::OnFailure | AskForApproval::OnRequest
+        );
+        if !may_escalate {
+            return Ok(Orchestrated {
+                value: first.value,
+                sandbox_denial: Some(denial),
+                sandboxed: true,
+            });
+        }
+        let reason =
+            format!("the sandbox blocked it ({denial}); run it again without the sandbox?");
+        match self.approve(inv, plan, &reason, timeout, true).await {
+            Ok(()) => {
+                let request = self.request_for(plan, false, policy)?;
+                let second = attempt(request, false).await?;
+                Ok(Orchestrated {
+                    value: second.value,
+                    sandbox_denial: None,
+                    sandboxed: false,
+                })
+            }
+            Err(ToolError::RespondToModel(_)) => Ok(Orchestrated {
+                value: first.value,
+                sandbox_denial: Some(denial),
+                sandboxed: true,
+            }),
+            Err(fatal) => Err(fatal),
+        }
+    }
+
+    fn request_for(
+        &self,
+        plan: &CommandPlan,
+        sandboxed: bool,
+        policy: &SandboxPolicy,
+    ) -> Result<ExecRequest, ToolError> {
+        let Some((program, args)) = plan.argv.split_first() else {
+            return Err(ToolError::RespondToModel(
+                "The command is empty; pass the program and its arguments.".to_string(),
+            ));
+        };
+        let request = ExecRequest::new(program.clone(), plan.cwd.clone())
+            .args(args.iter().cloned())
+            .envs(plan.env.clone());
+        if !sandboxed {
+            return Ok(request);
+        }
+        self.sandbox
+            .confine(request, policy, &plan.cwd)
+            .map_err(|reason| {
+                ToolError::RespondToModel(format!(
+                    "The command was not run because the sandbox could not be set up: {reason}"
+                ))
+            })
+    }
+
+    /// Gets a person's approval (or a cached one). `Ok` means go ahead.
+    async fn approve(
+        &self,
+        inv: &ToolInvocation,
+        plan: &CommandPlan,
+        reason: &str,
+        timeout: Option<&TimeoutControl>,
+        escalation: bool,
+    ) -> Result<(), ToolError> {
+        let turn = &inv.turn;
+        if turn.approval_policy == AskForApproval::Never {
+            return Err(ToolError::RespondToModel(format!(
+                "The command was not run: it needs approval ({reason}), and the approval policy is `never`, so nobody can approve it. Work within the sandbox and the rules, or tell the user what you could not do."
+            )));
+        }
+        let cache_key = approval_key(&plan.argv, escalation);
+        let approvals = &inv.services.approvals;
+        if approvals.is_approved_for_session(&cache_key) {
+            return Ok(());
+        }
+        let amendment = self.policy.can_offer_amendment(&plan.argv);
+        let mut available = vec![ReviewDecision::Approved, ReviewDecision::ApprovedForSession];
+        if let Some(prefix) = amendment.clone() {
+            available.push(ReviewDecision::ApprovedExecpolicyAmendment { prefix });
+        }
+        available.push(ReviewDecision::Denied);
+        available.push(ReviewDecision::Abort);
+        let request = ApprovalRequest {
+            id: inv.call.call_id.clone(),
+            call_id: inv.call.call_id.clone(),
+            kind: ApprovalRequestKind::Exec {
+                command: plan.argv.clone(),
+                escalation,
+            },
+            cwd: plan.cwd.clone(),
+            reason: reason.to_string(),
+            available_decisions: available,
+        };
+        let _paused = timeout.map(TimeoutControl::suspend);
+        let decision = approvals
+            .request(&inv.services.events, &turn.turn_id, request, &inv.cancel)
+            .await;
+        match decision {
+            ReviewDecision::Approved => Ok(()),
+            ReviewDecision::ApprovedForSession => {
+                approvals.approve_for_session(cache_key);
+                Ok(())
+            }
+            ReviewDecision::ApprovedExecpolicyAmendment { prefix } => {
+                if let Err(e) = self.policy.amend(&prefix) {
+                    inv.emit(osprey_protocol::EventMsg::Warning {
+                        message: format!("the command was approved, but the rule could not be saved: {e}"),
+                    });
+                }
+                Ok(())
+            }
+            ReviewDecision::Denied => Err(ToolError::RespondToModel(
+                "The user declined to run this command. Do not run it again; continue without it or ask the user what to do instead.".to_string(),
+            )),
+            ReviewDecision::Abort => Err(ToolError::Fatal(
+                "the user stopped the turn at an approval request".to_string(),
+            )),
+        }
+    }
+}
+
+fn approval_key(argv: &[String], escalation: bool) -> String {
+    let mut key = if escalation { "unsandboxed:" } else { "exec:" }.to_string();
+    key.push_str(&argv.join("\u{0}"));
+    key
+}

@@ -1,0 +1,98 @@
+//! Binds tool names to handlers and dispatches calls with uniform error handling.
+//!
+//! Adding a tool is one spec (in `osprey-tools`), one handler (a file in `handlers/`) and one
+//! line in [`super::build_registry`].
+
+use super::call::{ToolCall, ToolError, ToolOutput};
+use super::context::ToolInvocation;
+use async_trait::async_trait;
+use osprey_tools::ToolSpec;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// One tool's behaviour.
+#[async_trait]
+pub trait ToolHandler: Send + Sync {
+    /// What the model is told about the tool.
+    fn spec(&self) -> ToolSpec;
+
+    /// Whether this call may change anything. Calls that cannot run concurrently with each
+    /// other; read-only calls run side by side.
+    fn is_mutating(&self, _call: &ToolCall) -> bool {
+        true
+    }
+
+    async fn handle(&self, invocation: ToolInvocation) -> Result<ToolOutput, ToolError>;
+}
+
+/// Every tool offered in this thread, in the order they are offered.
+#[derive(Default, Clone)]
+pub struct ToolRegistry {
+    handlers: BTreeMap<String, Arc<dyn ToolHandler>>,
+    order: Vec<String>,
+    /// Names that route to another handler without being offered (e.g. `local_shell`).
+    aliases: BTreeMap<String, String>,
+    /// Handlers for call names that are accepted but not offered.
+    hidden: BTreeMap<String, Arc<dyn ToolHandler>>,
+}
+
+impl ToolRegistry {
+    pub fn register(&mut self, handler: Arc<dyn ToolHandler>) {
+        let name = handler.spec().name().to_string();
+        if self.handlers.insert(name.clone(), handler).is_none() {
+            self.order.push(name);
+        }
+    }
+
+    /// Handles calls named `name` without offering the tool to the model.
+    pub fn register_hidden(&mut self, name: &str, handler: Arc<dyn ToolHandler>) {
+        self.hidden.insert(name.to_string(), handler);
+    }
+
+    /// Routes calls named `alias` to the handler registered as `target`.
+    pub fn alias(&mut self, alias: &str, target: &str) {
+        self.aliases.insert(alias.to_string(), target.to_string());
+    }
+
+    pub fn handler(&self, name: &str) -> Option<&Arc<dyn ToolHandler>> {
+        self.handlers
+            .get(name)
+            .or_else(|| {
+                self.aliases
+                    .get(name)
+                    .and_then(|target| self.handlers.get(target))
+            })
+            .or_else(|| self.hidden.get(name))
+    }
+
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.order
+            .iter()
+            .filter_map(|name| self.handlers.get(name))
+            .map(|h| h.spec())
+            .collect()
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.order.clone()
+    }
+
+    pub fn is_mutating(&self, call: &ToolCall) -> bool {
+        self.handler(&call.tool_name)
+            .is_none_or(|handler| handler.is_mutating(call))
+    }
+
+    /// Runs one call. Unknown tools and handler errors the model can act on come back as
+    /// failed outputs; only fatal errors are returned as `Err`.
+    pub async fn dispatch(&self, invocation: ToolInvocation) -> Result<ToolOutput, ToolError> {
+        let name = invocation.call.tool_name.clone();
+        let Some(handler) = self.handler(&name).cloned() else {
+            return Ok(ToolOutput::failure(format!("unsupported call: {name}")));
+        };
+        match handler.handle(invocation).await {
+            Ok(output) => Ok(output),
+            Err(ToolError::RespondToModel(message)) => Ok(ToolOutput::failure(message)),
+            Err(fatal @ ToolError::Fatal(_)) => Err(fatal),
+        }
+    }
+}

@@ -1,0 +1,247 @@
+//! The readable transcript written to stderr when `--json` is not given.
+
+use osprey_protocol::{
+    ApprovalRequestKind, Event, EventMsg, FileChangeKind, ItemStatus, ThreadItem,
+};
+use std::io::Write;
+
+/// ANSI styling that switches off entirely when colours are disabled.
+#[derive(Clone, Copy)]
+pub struct Style {
+    pub enabled: bool,
+}
+
+impl Style {
+    fn paint(self, code: &str, text: &str) -> String {
+        if self.enabled {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+    fn bold(self, t: &str) -> String {
+        self.paint("1", t)
+    }
+    fn dim(self, t: &str) -> String {
+        self.paint("2", t)
+    }
+    fn green(self, t: &str) -> String {
+        self.paint("32", t)
+    }
+    fn red(self, t: &str) -> String {
+        self.paint("31", t)
+    }
+    fn magenta(self, t: &str) -> String {
+        self.paint("35", t)
+    }
+    fn cyan(self, t: &str) -> String {
+        self.paint("36", t)
+    }
+}
+
+/// How many lines of a command's output the transcript shows.
+const MAX_OUTPUT_LINES: usize = 20;
+
+pub struct HumanEventWriter {
+    style: Style,
+    version: &'static str,
+}
+
+impl HumanEventWriter {
+    pub fn new(style: Style, version: &'static str) -> Self {
+        Self { style, version }
+    }
+
+    pub fn write_event(&mut self, err: &mut dyn Write, event: &Event) -> std::io::Result<()> {
+        let s = self.style;
+        match &event.msg {
+            EventMsg::ThreadStarted {
+                model,
+                model_provider,
+                cwd,
+                approval_policy,
+                sandbox_policy,
+                ..
+            } => {
+                writeln!(err, "osprey {}", self.version)?;
+                writeln!(err, "{}", s.dim("--------"))?;
+                writeln!(err, "{} {}", s.bold("workdir:"), cwd.display())?;
+                writeln!(err, "{} {model}", s.bold("model:"))?;
+                writeln!(err, "{} {model_provider}", s.bold("provider:"))?;
+                writeln!(err, "{} {approval_policy}", s.bold("approval:"))?;
+                writeln!(err, "{} {}", s.bold("sandbox:"), sandbox_policy.mode())?;
+                writeln!(err, "{} {}", s.bold("session id:"), event.thread_id)?;
+                writeln!(err, "{}", s.dim("--------"))?;
+            }
+            EventMsg::ItemCompleted { item } => self.write_item_completed(err, item)?,
+            EventMsg::ItemStarted { item } => {
+                if let ThreadItem::CommandExecution { command, cwd, .. } = item {
+                    writeln!(err, "{}", s.magenta(&s.bold("exec")))?;
+                    writeln!(err, "{} in {}", s.bold(command), cwd.display())?;
+                }
+            }
+            EventMsg::ItemUpdated { item } => {
+                if let ThreadItem::TodoList { items, .. } = item {
+                    write_plan(err, s, items)?;
+                }
+            }
+            EventMsg::ApprovalRequested(request) => {
+                let what = match &request.kind {
+                    ApprovalRequestKind::Exec { command, .. } => command.join(" "),
+                    ApprovalRequestKind::Patch { changes } => changes
+                        .iter()
+                        .map(|c| c.path.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    ApprovalRequestKind::McpTool { server, tool, .. } => format!("{server}/{tool}"),
+                };
+                writeln!(
+                    err,
+                    "{} {what}: {} (exec mode never waits for a person; declined)",
+                    s.red("approval needed:"),
+                    request.reason
+                )?;
+            }
+            EventMsg::TurnCompleted { usage, .. } => {
+                writeln!(err, "{}", s.magenta(&s.bold("tokens used")))?;
+                writeln!(
+                    err,
+                    "{}",
+                    usage
+                        .total_tokens
+                        .max(usage.input_tokens + usage.output_tokens)
+                )?;
+            }
+            EventMsg::TurnFailed { error, .. } => {
+                writeln!(err, "{} {}", s.red(&s.bold("ERROR:")), error.message)?;
+            }
+            EventMsg::TurnAborted { reason } => {
+                writeln!(
+                    err,
+                    "{} turn aborted ({reason:?})",
+                    s.red(&s.bold("ERROR:"))
+                )?;
+            }
+            EventMsg::Error { error } => {
+                writeln!(err, "{} {}", s.red("error:"), error.message)?;
+            }
+            EventMsg::Warning { message } => {
+                writeln!(err, "{} {message}", s.red("warning:"))?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn write_item_completed(&self, err: &mut dyn Write, item: &ThreadItem) -> std::io::Result<()> {
+        let s = self.style;
+        match item {
+            ThreadItem::UserMessage { text, .. } => {
+                writeln!(err, "{}", s.cyan(&s.bold("user")))?;
+                writeln!(err, "{text}")?;
+            }
+            ThreadItem::AgentMessage { text, .. } => {
+                writeln!(err, "{}", s.magenta(&s.bold("osprey")))?;
+                writeln!(err, "{text}")?;
+            }
+            ThreadItem::Reasoning { text, .. } => {
+                writeln!(err, "{}", s.magenta(&s.bold("thinking")))?;
+                writeln!(err, "{}", s.dim(text))?;
+            }
+            ThreadItem::CommandExecution {
+                aggregated_output,
+                exit_code,
+                status,
+                sandbox_denial,
+                ..
+            } => {
+                let header = match (status, exit_code) {
+                    (ItemStatus::Completed, _) => s.green("succeeded:"),
+                    (ItemStatus::Declined, _) => s.red("declined:"),
+                    (_, Some(code)) => s.red(&format!("exited {code}:")),
+                    (_, None) => s.red("failed:"),
+                };
+                writeln!(err, "{header}")?;
+                let lines: Vec<&str> = aggregated_output.lines().collect();
+                for line in lines.iter().take(MAX_OUTPUT_LINES) {
+                    writeln!(err, "{}", s.dim(line))?;
+                }
+                if lines.len() > MAX_OUTPUT_LINES {
+                    writeln!(
+                        err,
+                        "{}",
+                        s.dim(&format!("… {} more lines", lines.len() - MAX_OUTPUT_LINES))
+                    )?;
+                }
+                if let Some(denial) = sandbox_denial {
+                    writeln!(err, "{} {denial}", s.red("sandbox:"))?;
+                }
+            }
+            ThreadItem::FileChange {
+                changes,
+                status,
+                error,
+                ..
+            } => {
+                let title = if *status == ItemStatus::Completed {
+                    s.magenta(&s.bold("file update"))
+                } else {
+                    s.red(&s.bold("file update failed"))
+                };
+                writeln!(err, "{title}")?;
+                for change in changes {
+                    let mark = match change.kind {
+                        FileChangeKind::Add => s.green("A"),
+                        FileChangeKind::Update => s.cyan("M"),
+                        FileChangeKind::Delete => s.red("D"),
+                    };
+                    writeln!(err, "{mark} {}", change.path.display())?;
+                }
+                if let Some(error) = error {
+                    writeln!(err, "{}", s.red(error))?;
+                }
+            }
+            ThreadItem::McpToolCall {
+                server,
+                tool,
+                status,
+                error,
+                ..
+            } => {
+                writeln!(
+                    err,
+                    "{} {server}/{tool} ({status:?})",
+                    s.magenta(&s.bold("tool"))
+                )?;
+                if let Some(error) = error {
+                    writeln!(err, "{}", s.red(error))?;
+                }
+            }
+            ThreadItem::TodoList { items, .. } => write_plan(err, s, items)?,
+            ThreadItem::Error { message, .. } => {
+                writeln!(err, "{} {message}", s.red(&s.bold("ERROR:")))?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+fn write_plan(
+    err: &mut dyn Write,
+    s: Style,
+    items: &[osprey_protocol::TodoEntry],
+) -> std::io::Result<()> {
+    writeln!(err, "{}", s.magenta(&s.bold("plan")))?;
+    for entry in items {
+        let mark = if entry.completed {
+            "[x]"
+        } else if entry.in_progress {
+            "[>]"
+        } else {
+            "[ ]"
+        };
+        writeln!(err, "  {mark} {}", entry.text)?;
+    }
+    Ok(())
+}
