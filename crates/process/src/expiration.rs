@@ -90,7 +90,9 @@ impl ExecExpiration {
     }
 
     pub(crate) fn is_cancelled(&self) -> bool {
-        self.cancel.as_ref().is_some_and(CancellationToken::is_cancelled)
+        self.cancel
+            .as_ref()
+            .is_some_and(CancellationToken::is_cancelled)
     }
 
     /// Starts the clock and resolves when the command must stop. Never resolves for
@@ -170,7 +172,10 @@ impl TimeoutControl {
     fn lock(&self) -> MutexGuard<'_, ClockState> {
         // The state stays consistent even if a holder panicked: every update is a
         // single assignment.
-        self.shared.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.shared
+            .state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Stops the clock until the returned guard is dropped. Suspensions nest: the clock

@@ -125,7 +125,9 @@ impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
         // Each update is a small self-contained change; a panic elsewhere cannot leave
         // the state half-written.
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn update(&self, f: impl FnOnce(&mut State)) {
@@ -192,7 +194,10 @@ impl InteractiveProcess {
             let (child, master) = pty::spawn_on_pty(&req, options.size)?;
             let master = Arc::new(master);
             shared.lock().open_readers = 1;
-            tasks.push(tokio::spawn(read_pty(Arc::clone(&shared), Arc::clone(&master))));
+            tasks.push(tokio::spawn(read_pty(
+                Arc::clone(&shared),
+                Arc::clone(&master),
+            )));
             (child, Input::Pty(master))
         } else {
             let mut cmd = request::command(&req, Stdin::Piped);
@@ -200,8 +205,14 @@ impl InteractiveProcess {
             drop(cmd);
             let stdin = child.stdin.take();
             let readers: Vec<Box<dyn AsyncRead + Send + Unpin>> = [
-                child.stdout.take().map(|s| Box::new(s) as Box<dyn AsyncRead + Send + Unpin>),
-                child.stderr.take().map(|s| Box::new(s) as Box<dyn AsyncRead + Send + Unpin>),
+                child
+                    .stdout
+                    .take()
+                    .map(|s| Box::new(s) as Box<dyn AsyncRead + Send + Unpin>),
+                child
+                    .stderr
+                    .take()
+                    .map(|s| Box::new(s) as Box<dyn AsyncRead + Send + Unpin>),
             ]
             .into_iter()
             .flatten()

@@ -85,8 +85,8 @@ mod sys;
 
 pub use expiration::{ExecExpiration, Expiry, TimeoutControl, TimeoutSuspension};
 pub use interactive::{
-    CollectResult, InteractiveProcess, ProcessExit, SESSION_DRAIN_AFTER_EXIT,
-    STDIN_WRITE_TIMEOUT, SessionOptions, StdinError,
+    CollectResult, InteractiveProcess, ProcessExit, SESSION_DRAIN_AFTER_EXIT, STDIN_WRITE_TIMEOUT,
+    SessionOptions, StdinError,
 };
 pub use output::{CappedOutput, OutputCaps, OutputSink, omission_marker};
 pub use pty::TerminalSize;

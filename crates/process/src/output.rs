@@ -296,7 +296,10 @@ mod tests {
     #[test]
     fn chunk_exactly_tail_cap_into_empty_tail_is_not_truncation() {
         let out = collect(OutputCaps::new(1, 3), &[b"abcd"]);
-        assert_eq!((out.head.as_slice(), out.tail.as_slice()), (&b"a"[..], &b"bcd"[..]));
+        assert_eq!(
+            (out.head.as_slice(), out.tail.as_slice()),
+            (&b"a"[..], &b"bcd"[..])
+        );
         assert!(!out.truncated);
     }
 
@@ -322,7 +325,10 @@ mod tests {
         let out = collect(OutputCaps::new(100, 100), &[b"0123456789"]);
         let (bytes, omitted) = out.into_bounded_bytes(4);
         assert_eq!(omitted, 6);
-        assert_eq!(String::from_utf8_lossy(&bytes), "01\n[… 6 bytes omitted …]\n89");
+        assert_eq!(
+            String::from_utf8_lossy(&bytes),
+            "01\n[… 6 bytes omitted …]\n89"
+        );
 
         let out = collect(OutputCaps::new(100, 100), &[b"0123"]);
         assert_eq!(out.into_bounded_bytes(4), (b"0123".to_vec(), 0));

@@ -62,7 +62,10 @@ impl std::fmt::Debug for PtyMaster {
 
 impl PtyMaster {
     pub(crate) fn resize(&self, size: TerminalSize) -> io::Result<()> {
-        let master = self.master.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let master = self
+            .master
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         master.resize(size.to_pty()).map_err(io::Error::other)
     }
 

@@ -77,7 +77,9 @@ pub(crate) fn dup_nonblocking(fd: RawFd) -> io::Result<OwnedFd> {
 
 /// Registers `file` with Tokio's reactor for readiness-based reads and writes. Must be
 /// called within a runtime that has I/O enabled.
-pub(crate) fn register_async(file: std::fs::File) -> io::Result<tokio::io::unix::AsyncFd<std::fs::File>> {
+pub(crate) fn register_async(
+    file: std::fs::File,
+) -> io::Result<tokio::io::unix::AsyncFd<std::fs::File>> {
     // SAFETY: `File` owns its descriptor, keeps it open until it is dropped (which happens
     // only when the `AsyncFd` is dropped), and `as_raw_fd` always returns that descriptor.
     unsafe { tokio::io::unix::AsyncFd::register(file) }.map_err(io::Error::from)

@@ -1,0 +1,5 @@
+mod expiration;
+mod interactive;
+mod run;
+mod spawn_errors;
+mod support;
