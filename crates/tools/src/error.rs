@@ -201,10 +201,14 @@ fn relative_path_message(field: &str, path: &str, suggestion: Option<&PathBuf>) 
 }
 
 fn past_end_message(what: &str, path: &Path, requested: usize, available: usize) -> String {
-    let plural = if available == 1 { "" } else { "s" };
     let kind = if what == "line" { "file" } else { "directory" };
+    let noun = match (what, available) {
+        (_, 1) => what.to_string(),
+        ("entry", _) => "entries".to_string(),
+        _ => format!("{what}s"),
+    };
     let mut message = format!(
-        "offset {requested} is past the end: the {kind} {} has {available} {what}{plural}",
+        "offset {requested} is past the end: the {kind} {} has {available} {noun}",
         path.display()
     );
     if available > 0 {

@@ -9,7 +9,8 @@
 //!   global git excludes are honoured, hidden files and directories are skipped, symlinks are
 //!   not followed;
 //! * `include` is a ripgrep `--glob`: `*.rs` matches file names at any depth, `*.{ts,tsx}`
-//!   alternatives work, and directories are still descended into;
+//!   alternatives work, and directories are still descended into; as in ripgrep, a hidden
+//!   file whose name the glob matches is searched;
 //! * each file is searched with `grep-searcher` until its first match; a file with a NUL byte
 //!   is treated as binary and the search of it stops there (ripgrep's default when walking);
 //! * files that cannot be read are skipped silently (ripgrep's `--no-messages`).
