@@ -103,6 +103,15 @@ pub(crate) fn messages(prompt: &Prompt) -> Vec<Value> {
                 } else {
                     message_content(content)
                 };
+                if role == "system"
+                    && let (Some(text), Some(leading)) =
+                        (content.as_str(), leading_system_text(&mut messages))
+                {
+                    // Many chat templates accept only one system message, and only first.
+                    leading.push_str("\n\n");
+                    leading.push_str(text);
+                    continue;
+                }
                 messages.push(json!({"role": role, "content": content}));
             }
             ResponseItem::FunctionCall {
@@ -147,6 +156,19 @@ pub(crate) fn messages(prompt: &Prompt) -> Vec<Value> {
         }
     }
     messages
+}
+
+/// The text of the opening system message, if every message so far is that one message.
+fn leading_system_text(messages: &mut [Value]) -> Option<&mut String> {
+    match messages {
+        [only] if only.get("role").and_then(Value::as_str) == Some("system") => {
+            match only.get_mut("content") {
+                Some(Value::String(text)) => Some(text),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
 }
 
 fn tool_message(call_id: &str, output: &str) -> Value {
@@ -548,6 +570,7 @@ mod tests {
         let prompt = Prompt {
             input: vec![
                 ResponseItem::developer_text("be brief"),
+                ResponseItem::developer_text("sandboxed"),
                 ResponseItem::user_text("hi"),
                 ResponseItem::assistant_text("running it"),
                 ResponseItem::FunctionCall {
@@ -561,19 +584,42 @@ mod tests {
                     call_id: "c1".into(),
                     output: FunctionCallOutputPayload::Text("ok".into()),
                 },
+                ResponseItem::developer_text("later note"),
             ],
             ..Prompt::default()
         };
         assert_eq!(
             messages(&prompt),
             vec![
-                json!({"role": "system", "content": "be brief"}),
+                json!({"role": "system", "content": "be brief\n\nsandboxed"}),
                 json!({"role": "user", "content": "hi"}),
                 json!({"role": "assistant", "content": "running it", "tool_calls": [
                     {"id": "c1", "type": "function", "function": {"name": "exec_command", "arguments": "{}"}}
                 ]}),
                 json!({"role": "tool", "tool_call_id": "c1", "content": "ok"}),
+                json!({"role": "system", "content": "later note"}),
             ]
+        );
+    }
+
+    #[test]
+    fn output_schema_becomes_response_format_and_tool_keys_need_tools() {
+        let prompt = Prompt {
+            model: "m".into(),
+            output_schema: Some(json!({"type": "object"})),
+            ..Prompt::default()
+        };
+        let body: Value = serde_json::from_slice(&request_body(&prompt).unwrap()).unwrap();
+        assert_eq!(
+            body,
+            json!({
+                "model": "m",
+                "messages": [],
+                "stream": true,
+                "stream_options": {"include_usage": true},
+                "response_format": {"type": "json_schema", "json_schema": {
+                    "name": "osprey_output_schema", "strict": true, "schema": {"type": "object"}}},
+            })
         );
     }
 

@@ -118,3 +118,56 @@ impl fmt::Debug for ModelClient {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ResponseEvent;
+    use futures::StreamExt;
+    use pretty_assertions::assert_eq;
+    use tokio::sync::mpsc;
+
+    /// Answers every prompt with its model name as the response id.
+    struct EchoAdapter;
+
+    #[async_trait]
+    impl WireAdapter for EchoAdapter {
+        async fn stream(&self, prompt: &Prompt) -> Result<ResponseStream, ModelError> {
+            let (tx, rx) = mpsc::channel(4);
+            let id = prompt.model.clone();
+            tokio::spawn(async move {
+                let _ = tx.send(Ok(ResponseEvent::Created)).await;
+                let _ = tx
+                    .send(Ok(ResponseEvent::Completed {
+                        response_id: Some(id),
+                        usage: None,
+                    }))
+                    .await;
+            });
+            Ok(ResponseStream::new(rx))
+        }
+    }
+
+    #[tokio::test]
+    async fn custom_adapters_plug_in_behind_the_same_client() {
+        let client = ModelClient::from_adapter(Arc::new(EchoAdapter))
+            .with_backoff_base(Duration::from_millis(1));
+        assert!(client.provider().is_none() && client.endpoint().is_none());
+        let prompt = Prompt {
+            model: "local-gguf".into(),
+            ..Prompt::default()
+        };
+        let events: Vec<_> = client.stream(&prompt).await.unwrap().collect().await;
+        let events: Vec<ResponseEvent> = events.into_iter().map(Result::unwrap).collect();
+        assert_eq!(
+            events,
+            vec![
+                ResponseEvent::Created,
+                ResponseEvent::Completed {
+                    response_id: Some("local-gguf".into()),
+                    usage: None
+                }
+            ]
+        );
+    }
+}

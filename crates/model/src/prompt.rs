@@ -39,8 +39,9 @@ pub struct Prompt {
 /// Every attempt starts with [`ResponseEvent::Created`] and, if it succeeds, ends with
 /// [`ResponseEvent::Completed`]. History is built from [`ResponseEvent::OutputItemDone`]
 /// alone; the deltas exist for live display.
+///
+/// Not `non_exhaustive` on purpose: a new event must make every consumer decide what to do.
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
 pub enum ResponseEvent {
     /// The provider accepted the request and started answering.
     Created,

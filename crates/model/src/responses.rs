@@ -164,8 +164,11 @@ impl Decoder for ResponsesDecoder {
         match event.kind.as_str() {
             "response.created" => out.push(ResponseEvent::Created),
             "response.output_item.added" => {
-                if let Some(item) = parse_item(event.item, &event.kind)? {
-                    out.push(ResponseEvent::OutputItemAdded(item));
+                // Only informs the UI; an item we cannot read here is not worth a retry.
+                match parse_item(event.item, &event.kind) {
+                    Ok(Some(item)) => out.push(ResponseEvent::OutputItemAdded(item)),
+                    Ok(None) => {}
+                    Err(_) => debug!("ignoring an unreadable response.output_item.added"),
                 }
             }
             "response.output_item.done" => {
