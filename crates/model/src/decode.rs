@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 use crate::ModelError;
 use crate::error::StreamFault;
 use crate::prompt::ResponseEvent;
+use crate::retry::error_body_message;
 
 /// Whether a decoder wants more frames.
 #[derive(Debug, PartialEq, Eq)]
@@ -83,6 +84,21 @@ pub(crate) async fn pump(
     tx: &Sender,
     idle_timeout: Duration,
 ) -> Pumped {
+    if is_json(response.headers()) {
+        // That is a clear failure, not a stream worth retrying.
+        let text = match tokio::time::timeout(idle_timeout, response.text()).await {
+            Ok(Ok(text)) => text,
+            _ => String::new(),
+        };
+        let (message, code) = error_body_message(&text);
+        return Pumped::Failed(Failure::Provider {
+            code: Some(code.unwrap_or_else(|| "not_an_event_stream".to_owned())),
+            message: format!(
+                "expected an event stream, but the server answered with JSON \
+                 (does it support `stream: true`?): {message}"
+            ),
+        });
+    }
     let mut frames = response.bytes_stream().eventsource();
     let mut forward = Forwarder { tx, created: false };
     let mut out = Vec::new();
@@ -119,6 +135,19 @@ pub(crate) async fn pump(
             Err(failure) => return Pumped::Failed(failure),
         }
     }
+}
+
+/// Whether the body is JSON: a server that ignores `stream: true`, or a proxy answering
+/// with an error object and a success status.
+fn is_json(headers: &reqwest::header::HeaderMap) -> bool {
+    headers
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("application/json")
+        })
 }
 
 fn sse_fault(err: EventStreamError<reqwest::Error>) -> StreamFault {

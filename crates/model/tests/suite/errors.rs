@@ -186,3 +186,19 @@ async fn a_stream_rate_limit_that_persists_ends_as_rate_limited() {
     assert_eq!(error.unwrap().to_wire().kind, ErrorKind::RateLimited);
     server.verify();
 }
+
+#[tokio::test]
+async fn json_instead_of_an_event_stream_is_a_clear_error_not_a_retry() {
+    let server = MockModelServer::start(vec![MockResponse::http_json(
+        200,
+        &json!({"id": "chatcmpl-1", "choices": [{"message": {"content": "whole"}}]}),
+    )])
+    .await;
+    let client = client(provider(&server.base_url(), WireApi::Chat));
+    let (events, error) = run(&client, &hi()).await;
+    assert_eq!(events, vec![]);
+    let text = error.unwrap().to_string();
+    assert!(text.contains("expected an event stream"), "{text}");
+    assert_eq!(server.requests().len(), 1);
+    server.verify();
+}
