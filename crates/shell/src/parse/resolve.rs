@@ -42,7 +42,7 @@ pub(crate) fn resolve_in(
                 look_through(acc, &words, rest, ctx, nesting)
             }
         }
-        "builtin" | "nohup" | "setsid" => {
+        "builtin" | "nohup" | "setsid" | "coproc" => {
             let rest = skip_options(&words, 1, "", &[], &name)?;
             look_through(acc, &words, rest, ctx, nesting)
         }
@@ -148,8 +148,31 @@ pub(crate) fn resolve_in(
             "`{name}` runs commands that are only known when the script runs"
         )),
         "read" | "printf" | "mapfile" | "readarray" | "getopts" | "let" => {
-            for word in &words[1..] {
-                let target = word.text.split(['=', '[', '+']).next().unwrap_or("");
+            // These builtins assign variables named by their arguments (`printf` only the
+            // one after `-v`).
+            let targets: Vec<&Word> = if name == "printf" {
+                words
+                    .iter()
+                    .skip_while(|w| w.text != "-v")
+                    .nth(1)
+                    .into_iter()
+                    .chain(words.iter().filter_map(|w| {
+                        w.text
+                            .strip_prefix("-v")
+                            .filter(|rest| !rest.is_empty())
+                            .map(|_| w)
+                    }))
+                    .collect()
+            } else {
+                words[1..].iter().collect()
+            };
+            for word in targets {
+                let text = if name == "printf" {
+                    word.text.strip_prefix("-v").unwrap_or(&word.text)
+                } else {
+                    &word.text
+                };
+                let target = text.split(['=', '[', '+']).next().unwrap_or("");
                 if !word.dynamic {
                     check_assigned_name(target, true)?;
                 }

@@ -79,7 +79,6 @@ pub(crate) fn is_execution_variable(name: &str) -> bool {
     matches!(
         name,
         "PATH"
-            | "IFS"
             | "BASH_ENV"
             | "ENV"
             | "PS4"
@@ -94,13 +93,15 @@ pub(crate) fn is_execution_variable(name: &str) -> bool {
         || name.starts_with("BASH_FUNC_")
 }
 
-/// Variables that make common tools run other programs. A prefix assignment is recorded in
-/// [`PlainCommand::env`]; a bare assignment (which silently changes an already exported
-/// variable for every later command) makes the script unanalysable.
+/// Variables whose prefix assignment is harmless or visible (it is recorded in
+/// [`PlainCommand::env`]) but whose bare assignment changes every later command: `IFS`
+/// changes how later expansions split; the others make common tools run other programs
+/// (and are often already exported, so a bare assignment reaches child processes).
 fn is_tool_variable(name: &str) -> bool {
     matches!(
         name,
-        "PAGER"
+        "IFS"
+            | "PAGER"
             | "MANPAGER"
             | "EDITOR"
             | "VISUAL"
@@ -711,6 +712,12 @@ impl Walker<'_, '_> {
                         return refuse("a command has an empty name");
                     };
                     let word = self.word(name_node)?;
+                    if word.text.starts_with('=') && !word.dynamic {
+                        return refuse(format!(
+                            "zsh would expand the command name `{}` to a program path",
+                            word.text
+                        ));
+                    }
                     if word.dynamic {
                         return refuse(format!(
                             "the command name `{}` is only known when the script runs",
