@@ -139,20 +139,8 @@ pub enum ConfigError {
     },
 
     /// A managed requirement refuses the value a layer asked for.
-    #[error(
-        "{location}: {key} = \"{value}\" is not allowed by {}: {requirement} = [{}]; \
-         choose one of those values (requirements are set by your administrator)",
-        requirements_file.display(),
-        quote_list(allowed)
-    )]
-    NotAllowed {
-        key: &'static str,
-        value: String,
-        location: Location,
-        requirement: &'static str,
-        allowed: Vec<String>,
-        requirements_file: PathBuf,
-    },
+    #[error("{0}")]
+    NotAllowed(Box<RequirementViolation>),
 
     /// No home directory could be determined.
     #[error(
@@ -164,6 +152,24 @@ pub enum ConfigError {
     /// The working directory could not be determined.
     #[error("could not determine the current directory: {source}; pass --cd with an absolute path")]
     Cwd { source: io::Error },
+}
+
+/// A value refused by a managed requirement: what, where it was asked for, and which file
+/// forbids it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{location}: {key} = \"{value}\" is not allowed by {}: {requirement} = [{}]; \
+     choose one of those values (requirements are set by your administrator)",
+    requirements_file.display(),
+    quote_list(allowed)
+)]
+pub struct RequirementViolation {
+    pub key: &'static str,
+    pub value: String,
+    pub location: Location,
+    pub requirement: &'static str,
+    pub allowed: Vec<String>,
+    pub requirements_file: PathBuf,
 }
 
 fn list_known(label: &str, known: &[String], none: &str) -> String {
@@ -310,7 +316,7 @@ mod tests {
 
     #[test]
     fn not_allowed_message_names_everything() {
-        let err = ConfigError::NotAllowed {
+        let err = ConfigError::NotAllowed(Box::new(RequirementViolation {
             key: "approval_policy",
             value: "never".into(),
             location: Location::at(
@@ -320,7 +326,7 @@ mod tests {
             requirement: "allowed_approval_policies",
             allowed: vec!["on-request".into()],
             requirements_file: "/etc/osprey/requirements.toml".into(),
-        };
+        }));
         assert_eq!(
             err.to_string(),
             "/h/config.toml:2:1: approval_policy = \"never\" is not allowed by \

@@ -190,6 +190,8 @@ fn collect_warnings(
             });
         }
     }
+    // Report in file order.
+    warnings.sort_by_key(|w| w.location.line_col);
     warnings
 }
 

@@ -56,7 +56,7 @@ pub use config::{
     DEFAULT_OSS_PROVIDER, DEFAULT_PROJECT_DOC_MAX_BYTES, default_oss_model,
 };
 pub use env_vars::{ENV_VARS, EnvSnapshot, EnvVar};
-pub use error::{ConfigError, ConfigSource, ConfigWarning, Location};
+pub use error::{ConfigError, ConfigSource, ConfigWarning, Location, RequirementViolation};
 pub use features::{FEATURES, FeatureSpec, Features};
 pub use mcp::{McpServerConfig, McpTransport};
 pub use overrides::{CliOverride, ConfigOverrides};

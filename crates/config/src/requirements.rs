@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use osprey_protocol::{AskForApproval, SandboxMode};
 
 use crate::choice::Choice;
-use crate::error::{ConfigError, ConfigSource, ConfigWarning, Location};
+use crate::error::{ConfigError, ConfigSource, ConfigWarning, Location, RequirementViolation};
 use crate::layers::{deserialize_text, read_optional};
 use crate::schema::RequirementsToml;
 
@@ -181,14 +181,14 @@ fn check<'a, T: Choice>(
         if let Some(list) = list
             && !list.contains(&value)
         {
-            return Err(ConfigError::NotAllowed {
+            return Err(ConfigError::NotAllowed(Box::new(RequirementViolation {
                 key,
                 value: value.name().to_owned(),
                 location: location.clone(),
                 requirement,
                 allowed: list.iter().map(|v| v.name().to_owned()).collect(),
                 requirements_file: path.to_owned(),
-            });
+            })));
         }
     }
     Ok(())

@@ -1,0 +1,3 @@
+//! Integration tests of osprey-config: one binary, modules under `suite/`.
+
+mod suite;

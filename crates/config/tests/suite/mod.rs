@@ -1,0 +1,7 @@
+mod cli_overrides;
+mod errors;
+mod fixture;
+mod layers;
+mod providers;
+mod requirements;
+mod resolved;
