@@ -275,8 +275,8 @@ impl<'a> BodyParser<'a> {
         if let Some(rest) = line.strip_prefix(marker) {
             return Some(rest);
         }
-        if self.mode == Mode::Lenient && line == marker.trim_end() {
-            return Some("");
+        if self.mode == Mode::Lenient {
+            return line.strip_prefix(marker.trim_end());
         }
         None
     }
@@ -646,6 +646,31 @@ mod tests {
                 path: "a.txt".into(),
                 contents: "x\n".to_string()
             }]
+        );
+    }
+
+    #[test]
+    fn lenient_accepts_missing_space_after_colon() {
+        assert_eq!(
+            ops("*** Begin Patch\n*** Delete File:gone.txt\n*** End Patch"),
+            vec![FileOp::Delete {
+                path: "gone.txt".into()
+            }]
+        );
+        assert!(
+            parse_patch_strict("*** Begin Patch\n*** Delete File:gone.txt\n*** End Patch").is_err()
+        );
+    }
+
+    #[test]
+    fn lenient_skips_blank_lines_between_operations() {
+        let got = ops("*** Begin Patch\n*** Add File: a\n+x\n\n*** Delete File: b\n*** End Patch");
+        assert_eq!(got.len(), 2);
+        assert!(
+            parse_patch_strict(
+                "*** Begin Patch\n*** Add File: a\n+x\n\n*** Delete File: b\n*** End Patch"
+            )
+            .is_err()
         );
     }
 

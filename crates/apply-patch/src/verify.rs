@@ -469,3 +469,207 @@ fn check_parents(path: &Path) -> Result<(), ApplyError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse_patch;
+
+    fn root() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::write(root.join("f.txt"), "a\nb\nc\n").unwrap();
+        std::fs::create_dir(root.join("dir")).unwrap();
+        std::fs::write(root.join("bin.dat"), [0xff, 0xfe, 0x00, 0x80]).unwrap();
+        (dir, root)
+    }
+
+    fn check(root: &Path, body: &str) -> Result<VerifiedPatch, ApplyError> {
+        let patch = parse_patch(&format!("*** Begin Patch\n{body}*** End Patch")).unwrap();
+        verify_patch(
+            &patch,
+            root,
+            Some(std::slice::from_ref(&root.to_path_buf())),
+        )
+    }
+
+    #[test]
+    fn no_operations() {
+        let (_d, root) = root();
+        assert!(matches!(check(&root, ""), Err(ApplyError::NoOperations)));
+    }
+
+    #[test]
+    fn add_existing_is_refused() {
+        let (_d, root) = root();
+        let err = check(&root, "*** Add File: f.txt\n+x\n").unwrap_err();
+        assert!(
+            matches!(err, ApplyError::Exists { action: "add", .. }),
+            "{err}"
+        );
+        let err = check(&root, "*** Add File: dir\n+x\n").unwrap_err();
+        assert!(matches!(err, ApplyError::NotAFile { .. }), "{err}");
+    }
+
+    #[test]
+    fn add_under_a_file_is_refused() {
+        let (_d, root) = root();
+        let err = check(&root, "*** Add File: f.txt/x\n+x\n").unwrap_err();
+        assert!(matches!(err, ApplyError::Io { .. }), "{err}");
+    }
+
+    #[test]
+    fn update_and_delete_need_an_existing_file() {
+        let (_d, root) = root();
+        let err = check(&root, "*** Update File: nope\n@@\n-a\n+b\n").unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ApplyError::Missing {
+                    action: "update",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        let err = check(&root, "*** Delete File: nope\n").unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ApplyError::Missing {
+                    action: "delete",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        let err = check(&root, "*** Delete File: dir\n").unwrap_err();
+        assert!(matches!(err, ApplyError::NotAFile { .. }), "{err}");
+        let err = check(&root, "*** Delete File: f.txt\n*** Delete File: f.txt\n").unwrap_err();
+        assert!(matches!(err, ApplyError::Missing { .. }), "{err}");
+    }
+
+    #[test]
+    fn binary_update_is_refused_but_delete_works() {
+        let (_d, root) = root();
+        let err = check(&root, "*** Update File: bin.dat\n@@\n-a\n+b\n").unwrap_err();
+        assert!(matches!(err, ApplyError::NotText { .. }), "{err}");
+        assert!(check(&root, "*** Delete File: bin.dat\n").is_ok());
+    }
+
+    #[test]
+    fn move_onto_existing_is_refused_but_onto_itself_is_an_update() {
+        let (_d, root) = root();
+        std::fs::write(root.join("g.txt"), "g\n").unwrap();
+        let err = check(
+            &root,
+            "*** Update File: f.txt\n*** Move to: g.txt\n@@\n-a\n+b\n",
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ApplyError::Exists {
+                    action: "move to",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        let v = check(
+            &root,
+            "*** Update File: f.txt\n*** Move to: ./f.txt\n@@\n-a\n+b\n",
+        )
+        .unwrap();
+        assert_eq!(v.changes()[0].move_to(), None);
+    }
+
+    #[test]
+    fn traversal_attempts_fail_closed() {
+        let (_d, root) = root();
+        for body in [
+            "*** Add File: ../x.txt\n+x\n",
+            "*** Add File: dir/../../x.txt\n+x\n",
+            "*** Add File: /etc/osprey-should-not-exist\n+x\n",
+            "*** Delete File: ../../../../../../etc/hostname\n",
+            "*** Update File: f.txt\n*** Move to: ../moved.txt\n@@\n-a\n+b\n",
+        ] {
+            let err = check(&root, body).unwrap_err();
+            assert!(
+                matches!(err, ApplyError::OutsideRoots { .. }),
+                "{body}: {err}"
+            );
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlink_escapes_fail_closed() {
+        let (_d, root) = root();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.txt"), "s\n").unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join("out")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret.txt"), root.join("s.txt")).unwrap();
+        for body in [
+            "*** Add File: out/new.txt\n+x\n",
+            "*** Update File: out/secret.txt\n@@\n-s\n+x\n",
+            "*** Update File: s.txt\n@@\n-s\n+x\n",
+            "*** Delete File: out/secret.txt\n",
+        ] {
+            let err = check(&root, body).unwrap_err();
+            assert!(
+                matches!(err, ApplyError::OutsideRoots { .. }),
+                "{body}: {err}"
+            );
+        }
+        // Deleting the link itself stays inside the root.
+        assert!(check(&root, "*** Delete File: s.txt\n").is_ok());
+    }
+
+    #[test]
+    fn chunk_errors_name_file_chunk_and_lines() {
+        let (_d, root) = root();
+        let err = check(
+            &root,
+            "*** Update File: f.txt\n@@\n-a\n+A\n@@\n-zz\n-yy\n+x\n",
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "Failed to find expected lines in {}:\nzz\nyy\n(chunk 2; nothing was changed: \
+                 re-read the file and copy the context and '-' lines exactly)",
+                root.join("f.txt").display()
+            )
+        );
+        let err = check(&root, "*** Update File: f.txt\n@@ nowhere\n-a\n+A\n").unwrap_err();
+        assert!(
+            err.to_string().starts_with(&format!(
+                "Failed to find context 'nowhere' in {}",
+                root.join("f.txt").display()
+            )),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn overlapping_chunks_are_an_error() {
+        let (_d, root) = root();
+        std::fs::write(root.join("e.txt"), "a\nb\n\n").unwrap();
+        let err = check(&root, "*** Update File: e.txt\n@@\n+x\n@@\n-b\n-\n+B\n").unwrap_err();
+        assert!(matches!(err, ApplyError::Overlap { .. }), "{err}");
+    }
+
+    #[test]
+    fn verification_writes_nothing() {
+        let (_d, root) = root();
+        let v = check(
+            &root,
+            "*** Add File: new/x.txt\n+x\n*** Delete File: f.txt\n",
+        )
+        .unwrap();
+        assert_eq!(v.changes().len(), 2);
+        assert!(!root.join("new").exists());
+        assert!(root.join("f.txt").exists());
+    }
+}
