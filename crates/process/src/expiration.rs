@@ -22,7 +22,8 @@ pub enum Expiry {
 /// [`TimeoutControl`]; while any [`TimeoutSuspension`] taken from it is alive, the clock
 /// stands still, so a command is not charged for the minutes a person spends answering
 /// an approval prompt. The clock starts when the command is spawned; suspensions taken
-/// before that simply mean it starts stopped.
+/// before that simply mean it starts stopped. Clones share one clock, so use a fresh
+/// expiration for each command.
 ///
 /// ```
 /// # use std::time::Duration;

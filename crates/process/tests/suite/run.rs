@@ -143,10 +143,10 @@ async fn cwd_and_arg0_are_applied() {
 }
 
 #[tokio::test]
-async fn the_child_has_no_controlling_terminal_and_leads_its_group() {
-    // `ps -o` is not everywhere; read our own stat: fields 5 (pgrp) and 6 (session).
+async fn the_child_leads_its_own_session_without_a_terminal() {
+    // Fields 5 and 6 of /proc/<pid>/stat are the process group and the session.
     let outcome = run(
-        sh("cat /proc/self/stat; echo; echo pid=$$; tty || true"),
+        sh("cat /proc/$$/stat; echo; echo pid=$$; (: < /dev/tty) 2>/dev/null || echo no-tty"),
         ExecExpiration::never(),
     )
     .await;
@@ -156,7 +156,7 @@ async fn the_child_has_no_controlling_terminal_and_leads_its_group() {
     let shell_pid = pid_in(&text).unwrap().to_string();
     assert_eq!(fields[2], shell_pid, "process group is the shell's pid");
     assert_eq!(fields[3], shell_pid, "session is the shell's pid");
-    assert!(text.contains("not a tty"), "{text}");
+    assert!(text.ends_with("no-tty\n"), "{text}");
 }
 
 #[tokio::test]
@@ -205,10 +205,10 @@ async fn an_escaped_grandchild_holding_the_pipes_does_not_hang_us() {
             cancel.cancel();
         }
     });
-    // `setsid` moves the sleep out of our process group, so the group kill misses it
-    // and it keeps stdout and stderr open.
+    // `setsid` moves the inner shell out of our process group, so the group kill misses
+    // it and it keeps stdout and stderr open. It prints its pid only once it has escaped.
     let outcome = run_with_sink(
-        sh("setsid sleep 30 & echo pid=$!; sleep 100"),
+        sh("setsid sh -c 'echo pid=$$; exec sleep 30' & sleep 100"),
         ExecExpiration::cancellation(token),
         sink,
     )
