@@ -172,12 +172,15 @@ impl InteractiveProcess {
         )
     }
 
-    /// Starts `req` as described by `options`. Must be called from within a Tokio runtime.
+    /// Starts `req` as described by `options`. Must be called from within a Tokio runtime
+    /// with I/O and time enabled.
+    ///
+    /// The request's environment is the child's complete environment, on a terminal too:
+    /// set `TERM` (and anything else a terminal program expects) in it.
     pub fn spawn_with(req: ExecRequest, options: SessionOptions) -> Result<Self, SpawnError> {
-        let runtime = tokio::runtime::Handle::try_current().map_err(|_| SpawnError::NoRuntime {
+        tokio::runtime::Handle::try_current().map_err(|_| SpawnError::NoRuntime {
             program: req.program.clone(),
         })?;
-        let _entered = runtime.enter();
         let (changed, _) = watch::channel(());
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
@@ -277,6 +280,11 @@ impl InteractiveProcess {
     /// echoes them and turns `\r` into a line end per its settings).
     pub async fn write_stdin(&self, bytes: &[u8]) -> Result<(), StdinError> {
         let pid = self.pid.unwrap_or(0);
+        if self.has_exited() {
+            // A terminal would buffer the bytes with nobody to read them; a pipe might be
+            // held by a leftover background job. Either way the session is over.
+            return Err(StdinError::Closed { pid });
+        }
         let write = async {
             match &self.input {
                 Input::Pipe(stdin) => {
@@ -368,8 +376,9 @@ impl InteractiveProcess {
         }
     }
 
-    /// Sends `SIGKILL` to the whole process group. Output already produced can still be
-    /// collected; the exit shows up as signal 9.
+    /// Sends `SIGKILL` to the whole process group, including background jobs that
+    /// outlived the leader. Output already produced can still be collected; the exit shows
+    /// up as signal 9.
     pub fn kill(&self) {
         if let Some(pid) = self.pid
             && let Err(err) = sys::kill_process_group(pid)

@@ -210,8 +210,10 @@ impl HeadTailBuffer {
 
 /// Where live output goes while a command runs, chunk by chunk in arrival order.
 ///
-/// The sink sees every byte, including those the capped result drops. It is called on
-/// the task that reads the pipes, so it should be quick: forward to a channel, or count.
+/// The sink sees every byte, including those the capped result drops. Chunks are raw
+/// reads: not aligned to lines, and a UTF-8 character may be split between two. It is
+/// called on the task that reads the pipes, so it should be quick: forward to a channel,
+/// or count.
 pub struct OutputSink(Box<SinkFn>);
 
 type SinkFn = dyn FnMut(&[u8]) + Send;

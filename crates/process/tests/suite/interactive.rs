@@ -134,6 +134,8 @@ async fn tty_session_has_a_terminal_and_echoes_typed_input() {
 
     let rest = proc.collect_output(LONG, 1 << 20).await;
     assert_eq!(rest.exited.map(|e| e.code), Some(Some(0)));
+    let err = proc.write_stdin(b"late\n").await.unwrap_err();
+    assert!(matches!(err, StdinError::Closed { .. }), "{err}");
 }
 
 #[tokio::test]
