@@ -20,19 +20,20 @@ pub enum ApplyError {
     NoOperations,
     /// A chunk's `@@` anchor line does not occur in the file.
     #[error(
-        "Failed to find context '{anchor}' in {}\n(chunk {chunk}: the '@@' line must match a line \
-         of the file; nothing was changed)",
+        "Failed to find context '{anchor}' in {}\n(chunk {chunk} at patch line {line}: the '@@' \
+         line must match a line of the file; nothing was changed)",
         path.display()
     )]
     AnchorNotFound {
         path: PathBuf,
         chunk: usize,
+        line: usize,
         anchor: String,
     },
     /// A chunk's context and removed lines do not occur in the file.
     #[error(
-        "Failed to find expected lines in {}:\n{}\n(chunk {chunk}{}; nothing was changed: re-read \
-         the file and copy the context and '-' lines exactly)",
+        "Failed to find expected lines in {}:\n{}\n(chunk {chunk} at patch line {line}{}; nothing \
+         was changed: re-read the file and copy the context and '-' lines exactly)",
         path.display(),
         expected.join("\n"),
         if *end_of_file { ", which must match at the end of the file" } else { "" }
@@ -40,6 +41,7 @@ pub enum ApplyError {
     LinesNotFound {
         path: PathBuf,
         chunk: usize,
+        line: usize,
         expected: Vec<String>,
         end_of_file: bool,
     },

@@ -154,7 +154,12 @@ enum Mode {
 pub fn parse_patch(text: &str) -> Result<Patch, ParseError> {
     let unwrapped = unwrap_patch_text(text)?;
     match unwrapped {
-        Some((body, _workdir)) => parse_framed(&body, Mode::Lenient),
+        Some((_, Some(dir))) => Err(ParseError::Wrapper {
+            message: format!(
+                "the patch text starts with 'cd {dir} &&', which a bare patch cannot honour;                  send the patch alone with paths relative to the working directory"
+            ),
+        }),
+        Some((body, None)) => parse_framed(&body, Mode::Lenient),
         None => parse_framed(text, Mode::Lenient),
     }
 }
@@ -737,6 +742,13 @@ mod tests {
             parse_patch_strict(&format!("{text}\n")).map(|p| p.operations),
             parse_patch(text).map(|p| p.operations)
         );
+    }
+
+    #[test]
+    fn cd_wrapper_in_bare_text_is_refused() {
+        let text =
+            "cd sub && apply_patch <<EOF\n*** Begin Patch\n*** Delete File: x\n*** End Patch\nEOF";
+        assert!(matches!(parse_patch(text), Err(ParseError::Wrapper { .. })));
     }
 
     #[test]

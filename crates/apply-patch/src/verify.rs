@@ -348,6 +348,7 @@ impl Verifier<'_> {
                     MatchFailure::Anchor { chunk, anchor } => ApplyError::AnchorNotFound {
                         path: abs.clone(),
                         chunk,
+                        line: chunks[chunk - 1].line,
                         anchor,
                     },
                     MatchFailure::Lines { chunk } => {
@@ -355,6 +356,7 @@ impl Verifier<'_> {
                         ApplyError::LinesNotFound {
                             path: abs.clone(),
                             chunk,
+                            line: c.line,
                             expected: c.old_lines.clone(),
                             end_of_file: c.end_of_file,
                         }
@@ -637,8 +639,8 @@ mod tests {
         assert_eq!(
             err.to_string(),
             format!(
-                "Failed to find expected lines in {}:\nzz\nyy\n(chunk 2; nothing was changed: \
-                 re-read the file and copy the context and '-' lines exactly)",
+                "Failed to find expected lines in {}:\nzz\nyy\n(chunk 2 at patch line 6; nothing \
+                 was changed: re-read the file and copy the context and '-' lines exactly)",
                 root.join("f.txt").display()
             )
         );

@@ -172,3 +172,49 @@ proptest! {
         prop_assert_eq!(entries, 2);
     }
 }
+
+const TOKENS: [&str; 22] = [
+    "*** Begin Patch",
+    "*** End Patch",
+    "*** Add File: ",
+    "*** Delete File: ",
+    "*** Update File: ",
+    "*** Move to: ",
+    "*** End of File",
+    "@@",
+    "@@ ",
+    "+",
+    "-",
+    " ",
+    "\n",
+    "\r\n",
+    "a.txt",
+    "../x",
+    "<<'EOF'",
+    "EOF",
+    "apply_patch ",
+    "cd d && ",
+    "bash -lc \"",
+    "é\u{2014}",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    /// Nothing the model sends may panic the parser or the verifier.
+    #[test]
+    fn arbitrary_patch_text_never_panics(
+        picks in prop::collection::vec(0..TOKENS.len(), 0..60),
+        noise in ".{0,20}",
+    ) {
+        let mut text: String = picks.iter().map(|&i| TOKENS[i]).collect();
+        text.push_str(&noise);
+        let _ = osprey_apply_patch::parse_patch_strict(&text);
+        let argv = vec!["bash".to_string(), "-lc".to_string(), text.clone()];
+        let _ = osprey_apply_patch::maybe_parse_apply_patch_invocation(&argv);
+        if let Ok(patch) = osprey_apply_patch::parse_patch(&text) {
+            let (_dir, root) = setup(&[("a.txt", "a\nb\n")]);
+            let _ = osprey_apply_patch::verify_patch(&patch, &root, Some(std::slice::from_ref(&root)));
+        }
+    }
+}
