@@ -1,0 +1,403 @@
+//! The shell tools end to end: real commands run by `osprey exec` for a scripted model.
+
+use super::common::*;
+use osprey_test_support::*;
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+fn call(call_id: &str, name: &str, args: Value) -> MockResponse {
+    sse_turn(vec![ev_function_call(call_id, name, &args.to_string())])
+}
+
+fn answer(text: &str) -> MockResponse {
+    sse_turn(vec![ev_assistant_message("msg_final", text)])
+}
+
+fn completed_commands(events: &[Value]) -> Vec<Value> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "item.completed" && e["item"]["type"] == "command_execution")
+        .map(|e| e["item"].clone())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_command_writes_a_file_and_reports_the_command() {
+    let server = MockModelServer::start(vec![
+        call(
+            "call_1",
+            "exec_command",
+            json!({"cmd": "echo hi > out.txt"}),
+        ),
+        answer("Wrote out.txt."),
+    ])
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let repo = temp_git_repo();
+    let out = osprey_async(&home, repo.path(), &["exec", "--json", "write it"], "").await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join("out.txt")).unwrap(),
+        "hi\n"
+    );
+    let events = jsonl(&out);
+    let started = events
+        .iter()
+        .find(|e| e["type"] == "item.started" && e["item"]["type"] == "command_execution")
+        .expect("command started");
+    assert_eq!(started["item"]["status"], "in_progress");
+    assert_eq!(
+        started["item"]["command"],
+        "/bin/bash -lc 'echo hi > out.txt'"
+    );
+    let done = &completed_commands(&events)[0];
+    assert_eq!(done["exit_code"], 0);
+    assert_eq!(done["status"], "completed");
+    assert_eq!(done["id"], started["item"]["id"]);
+    let output = server.requests()[1].output_for("call_1").unwrap();
+    assert!(output.contains("Process exited with code 0"), "{output}");
+    assert!(output.contains("Wall time:"), "{output}");
+    server.verify();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failing_command_keeps_its_exit_code() {
+    let server = MockModelServer::start(vec![
+        call(
+            "call_1",
+            "exec_command",
+            json!({"cmd": "echo oops >&2; exit 3"}),
+        ),
+        answer("It failed."),
+    ])
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let repo = temp_git_repo();
+    let out = osprey_async(&home, repo.path(), &["exec", "--json", "fail"], "").await;
+    assert!(
+        out.status.success(),
+        "a failed command does not fail the turn"
+    );
+    let done = &completed_commands(&jsonl(&out))[0];
+    assert_eq!(done["exit_code"], 3);
+    assert_eq!(done["status"], "failed");
+    assert_eq!(done["aggregated_output"], "oops\n");
+    let output = server.requests()[1].output_for("call_1").unwrap();
+    assert!(output.contains("Process exited with code 3"), "{output}");
+    server.verify();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn huge_output_keeps_head_and_tail() {
+    let server = MockModelServer::start(vec![
+        call("call_1", "exec_command", json!({"cmd": "seq 1 30000"})),
+        answer("Counted."),
+    ])
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let repo = temp_git_repo();
+    let out = osprey_async(&home, repo.path(), &["exec", "--json", "count"], "").await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let output = server.requests()[1].output_for("call_1").unwrap();
+    assert!(
+        output.contains("Warning: truncated output"),
+        "{}",
+        &output[..300]
+    );
+    assert!(output.contains("tokens truncated"));
+    assert!(output.contains("\n1\n2\n3\n"), "head kept");
+    assert!(output.trim_end().ends_with("29999\n30000"), "tail kept");
+    assert!(output.len() < 50_000, "bounded: {} bytes", output.len());
+    server.verify();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_running_command_yields_a_session_and_takes_input() {
+    let server = MockModelServer::start(vec![
+        call(
+            "call_1",
+            "exec_command",
+            json!({"cmd": "echo ready; read line; echo got:$line", "yield_time_ms": 300}),
+        ),
+        call(
+            "call_2",
+            "write_stdin",
+            json!({"session_id": 1000, "chars": "hello\n", "yield_time_ms": 5000}),
+        ),
+        answer("Done."),
+    ])
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let repo = temp_git_repo();
+    let out = osprey_async(&home, repo.path(), &["exec", "--json", "interact"], "").await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let requests = server.requests();
+    let first = requests[1].output_for("call_1").unwrap();
+    assert!(
+        first.contains("Process running with session ID 1000"),
+        "{first}"
+    );
+    assert!(first.contains("ready"), "{first}");
+    let second = requests[2].output_for("call_2").unwrap();
+    assert!(second.contains("got:hello"), "{second}");
+    assert!(second.contains("Process exited with code 0"), "{second}");
+    let done = &completed_commands(&jsonl(&out))[0];
+    assert_eq!(done["exit_code"], 0);
+    assert!(
+        done["aggregated_output"]
+            .as_str()
+            .unwrap()
+            .contains("got:hello")
+    );
+    server.verify();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tty_session_has_a_terminal_and_echoes_input() {
+    let server = MockModelServer::start(vec![
+        call(
+            "call_1",
+            "exec_command",
+            json!({"cmd": "tty; read x; echo X=$x", "tty": true, "yield_time_ms": 500}),
+        ),
+        call(
+            "call_2",
+            "write_stdin",
+            json!({"session_id": 1000, "chars": "abc\n", "yield_time_ms": 5000}),
+        ),
+        answer("Done."),
+    ])
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let repo = temp_git_repo();
+    let out = osprey_async(&home, repo.path(), &["exec", "--json", "tty"], "").await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let requests = server.requests();
+    let first = requests[1].output_for("call_1").unwrap();
+    assert!(first.contains("/dev/pts/"), "{first}");
+    let second = requests[2].output_for("call_2").unwrap();
+    assert!(second.contains("abc"), "typed input is echoed: {second}");
+    assert!(second.contains("X=abc"), "{second}");
+    server.verify();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn write_stdin_to_an_unknown_session_is_a_plain_error() {
+    let server = MockModelServer::start(vec![
+        call(
+            "call_1",
+            "write_stdin",
+            json!({"session_id": 42, "chars": "x"}),
+        ),
+        answer("ok"),
+    ])
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let repo = temp_git_repo();
+    let out = osprey_async(&home, repo.path(), &["exec", "--json", "x"], "").await;
+    assert!(out.status.success());
+    let output = server.requests()[1].output_for("call_1").unwrap();
+    assert!(output.contains("No running session has id 42"), "{output}");
+    server.verify();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timeout_kills_the_command_and_its_children() {
+    let server = MockModelServer::start(vec![
+        call(
+            "call_1",
+            "shell_command",
+            json!({"command": "sleep 100 & echo $! > child.pid; echo started; sleep 100", "timeout_ms": 700}),
+        ),
+        answer("It timed out."),
+    ])
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    home.write_config("tools.shell_type = \"shell_command\"\n");
+    let repo = temp_git_repo();
+    let out = osprey_async(&home, repo.path(), &["exec", "--json", "sleep"], "").await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let output = server.requests()[1].output_for("call_1").unwrap();
+    assert!(output.contains("timed out after 700 ms"), "{output}");
+    assert!(
+        output.contains("started"),
+        "output so far is kept: {output}"
+    );
+    let pid = std::fs::read_to_string(repo.path().join("child.pid")).unwrap();
+    let pid: i32 = pid.trim().parse().unwrap();
+    let alive = std::path::Path::new(&format!("/proc/{pid}")).exists()
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .unwrap_or_default()
+            .contains(") Z");
+    assert!(
+        !alive,
+        "the background child {pid} was killed with the group"
+    );
+    server.verify();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_arguments_get_a_plain_words_error() {
+    let server = MockModelServer::start(vec![
+        sse_turn(vec![
+            ev_function_call("call_1", "exec_command", "{not json"),
+            ev_function_call("call_2", "exec_command", "{\"workdir\": \"/tmp\"}"),
+            ev_function_call("call_3", "read_file", "{\"file_path\": \"relative.txt\"}"),
+        ]),
+        answer("ok"),
+    ])
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let repo = temp_git_repo();
+    let out = osprey_async(&home, repo.path(), &["exec", "--json", "x"], "").await;
+    assert!(out.status.success());
+    let request = &server.requests()[1];
+    let not_json = request.output_for("call_1").unwrap();
+    assert!(
+        not_json.starts_with("failed to parse function arguments"),
+        "{not_json}"
+    );
+    let missing = request.output_for("call_2").unwrap();
+    assert!(
+        missing.contains("cmd"),
+        "names the missing field: {missing}"
+    );
+    let relative = request.output_for("call_3").unwrap();
+    assert!(relative.contains("absolute"), "{relative}");
+    for text in [&not_json, &missing, &relative] {
+        assert!(
+            !text.contains("Error {") && !text.contains("Some("),
+            "no Debug text: {text}"
+        );
+    }
+    server.verify();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_calls_in_one_response_run_concurrently() {
+    let repo = temp_git_repo();
+    let fifo_one = repo.path().join("one.fifo");
+    let fifo_two = repo.path().join("two.fifo");
+    for fifo in [&fifo_one, &fifo_two] {
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: c is a valid NUL-terminated path; mkfifo has no other preconditions.
+        #[expect(unsafe_code, reason = "mkfifo for a concurrency probe")]
+        let rc = unsafe { libc::mkfifo(c.as_ptr(), 0o600) };
+        assert_eq!(rc, 0, "mkfifo {}", fifo.display());
+    }
+    // Call 1 reads fifo one, call 2 reads fifo two. The writer serves two first and only
+    // then one: if the calls ran one after the other, call 1 would wait forever for a
+    // writer that waits for call 2.
+    let server = MockModelServer::start(vec![
+        sse_turn(vec![
+            ev_function_call(
+                "call_1",
+                "read_file",
+                &json!({"file_path": fifo_one}).to_string(),
+            ),
+            ev_function_call(
+                "call_2",
+                "read_file",
+                &json!({"file_path": fifo_two}).to_string(),
+            ),
+        ]),
+        answer("read both"),
+    ])
+    .await;
+    let writer = {
+        let (one, two) = (fifo_one.clone(), fifo_two.clone());
+        std::thread::spawn(move || -> bool {
+            let opened_two = open_writer_within(&two, std::time::Duration::from_secs(20));
+            if let Some(mut f) = opened_two.as_ref().and_then(|f| f.try_clone().ok()) {
+                use std::io::Write;
+                let _ = f.write_all(b"two\n");
+            }
+            drop(opened_two.clone());
+            let overlapped = opened_two.is_some();
+            drop(opened_two);
+            if let Some(mut f) = open_writer_within(&one, std::time::Duration::from_secs(20)) {
+                use std::io::Write;
+                let _ = f.write_all(b"one\n");
+            }
+            overlapped
+        })
+    };
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let out = osprey_async(&home, repo.path(), &["exec", "--json", "read"], "").await;
+    assert!(
+        writer.join().unwrap(),
+        "both reads were open at the same time"
+    );
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let request = &server.requests()[1];
+    assert!(request.output_for("call_1").unwrap().contains("L1: one"));
+    assert!(request.output_for("call_2").unwrap().contains("L1: two"));
+    server.verify();
+}
+
+/// Opens a FIFO for writing without blocking forever: succeeds once a reader has it open.
+fn open_writer_within(
+    path: &std::path::Path,
+    limit: std::time::Duration,
+) -> Option<std::sync::Arc<std::fs::File>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+        {
+            Ok(file) => return Some(std::sync::Arc::new(file)),
+            Err(_) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(_) => return None,
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_dir_pages_are_stable() {
+    let repo = temp_git_repo();
+    for name in ["d", "a", "c", "e", "b"] {
+        std::fs::write(repo.path().join(format!("{name}.txt")), name).unwrap();
+    }
+    let dir = repo.path().to_str().unwrap().to_string();
+    let server = MockModelServer::start(vec![
+        sse_turn(vec![
+            ev_function_call(
+                "p1",
+                "list_dir",
+                &json!({"dir_path": dir, "offset": 1, "limit": 3, "depth": 1}).to_string(),
+            ),
+            ev_function_call(
+                "p2",
+                "list_dir",
+                &json!({"dir_path": dir, "offset": 4, "limit": 3, "depth": 1}).to_string(),
+            ),
+            ev_function_call(
+                "all",
+                "list_dir",
+                &json!({"dir_path": dir, "offset": 1, "limit": 50, "depth": 1}).to_string(),
+            ),
+        ]),
+        answer("listed"),
+    ])
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let out = osprey_async(&home, repo.path(), &["exec", "--json", "list"], "").await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let request = &server.requests()[1];
+    let entries = |text: String| -> Vec<String> {
+        text.lines()
+            .filter(|l| !l.starts_with("Absolute path") && !l.starts_with("More than"))
+            .map(|l| l.trim().to_string())
+            .filter(|l| !l.is_empty())
+            .collect()
+    };
+    let mut paged = entries(request.output_for("p1").unwrap());
+    paged.extend(entries(request.output_for("p2").unwrap()));
+    assert_eq!(paged, entries(request.output_for("all").unwrap()));
+    server.verify();
+}
