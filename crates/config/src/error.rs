@@ -97,6 +97,10 @@ pub enum ConfigError {
     #[error("could not read {}: {source}", path.display())]
     Read { path: PathBuf, source: io::Error },
 
+    /// A file could not be written.
+    #[error("could not write {}: {source}", path.display())]
+    Write { path: PathBuf, source: io::Error },
+
     /// A syntax error, a value of the wrong type, or an inconsistent table.
     #[error("{location}: {message}")]
     Invalid { location: Location, message: String },

@@ -142,7 +142,7 @@ fn find_unquoted_eq(s: &str) -> Option<usize> {
 }
 
 /// Splits a TOML dotted key by letting the TOML parser read `<key> = 0`.
-fn parse_key_path(key: &str) -> Option<Vec<String>> {
+pub(crate) fn parse_key_path(key: &str) -> Option<Vec<String>> {
     if key.contains(['\n', '\r', '#', '[', ']']) && !key.contains(['"', '\'']) {
         return None;
     }
