@@ -48,6 +48,19 @@ pub(crate) fn resolve_in(
         }
         "exec" => {
             let rest = skip_options(&words, 1, "a", &[], "exec")?;
+            // `exec {fd}>file` only opens a descriptor (the parser reads `{fd}` as a word).
+            let opens_descriptor = words.get(rest).is_some_and(|w| {
+                w.text.len() > 2
+                    && w.text.starts_with('{')
+                    && w.text.ends_with('}')
+                    && w.text[1..w.text.len() - 1]
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_')
+            });
+            if opens_descriptor && words.len() == rest + 1 {
+                acc.push(&words, ctx, &[]);
+                return Ok(());
+            }
             look_through(acc, &words, rest, ctx, nesting)
         }
         "nice" => {
@@ -130,9 +143,9 @@ pub(crate) fn resolve_in(
             "the script defines an alias, so a command name may not mean the program it names",
         ),
         "hash"
-            if words
+            if words[1..]
                 .iter()
-                .any(|w| w.text.starts_with("-p") || w.text.contains("-p")) =>
+                .any(|w| w.dynamic || w.text.starts_with('-') && w.text.contains('p')) =>
         {
             refuse("`hash -p` binds a command name to another program")
         }

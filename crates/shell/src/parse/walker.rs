@@ -525,6 +525,7 @@ impl Walker<'_, '_> {
                 Ok(false)
             }
             "heredoc_redirect" => {
+                self.check_heredoc_body(node)?;
                 let mut writes = false;
                 for child in node.named_children(&mut node.walk()) {
                     match child.kind() {
@@ -546,6 +547,74 @@ impl Walker<'_, '_> {
                 "the script uses a redirection this analyser does not handle (`{other}`)"
             )),
         }
+    }
+
+    /// tree-sitter-bash does not see backquotes in a heredoc body and can misread escapes
+    /// there. For a heredoc whose delimiter is unquoted (so bash expands its body), refuse
+    /// a body with backquotes, and refuse when the body holds more `$(` than the parser
+    /// found command substitutions.
+    fn check_heredoc_body(&mut self, node: Node) -> Result<(), Refusal> {
+        let mut start = None;
+        let mut end = None;
+        for child in node.children(&mut node.walk()) {
+            match child.kind() {
+                "heredoc_start" => start = Some(child),
+                "heredoc_end" => end = Some(child),
+                _ => {}
+            }
+        }
+        let (Some(start), Some(end)) = (start, end) else {
+            return Ok(());
+        };
+        if self.text(start).contains(['\'', '"', '\\']) {
+            return Ok(());
+        }
+        let after_start = start.end_byte();
+        let body_start = self.src[after_start..]
+            .find('\n')
+            .map_or(after_start, |offset| after_start + offset + 1);
+        let body_end = end.start_byte().max(body_start);
+        let body = self.src.get(body_start..body_end).unwrap_or("");
+        if body.contains('`') {
+            return refuse(
+                "a heredoc body uses backquotes, which the parser cannot read reliably there",
+            );
+        }
+        if body.contains("$((") || body.contains("$[") {
+            self.acc.arithmetic = true;
+        }
+        let bytes = body.as_bytes();
+        let mut expected = 0;
+        for (index, window) in bytes.windows(2).enumerate() {
+            if window == b"$(" && bytes.get(index + 2) != Some(&b'(') {
+                let backslashes = bytes[..index]
+                    .iter()
+                    .rev()
+                    .take_while(|&&b| b == b'\\')
+                    .count();
+                if backslashes % 2 == 0 {
+                    expected += 1;
+                }
+            }
+        }
+        let mut found = 0;
+        let mut cursor = node.walk();
+        let mut stack = vec![node];
+        while let Some(current) = stack.pop() {
+            if current.kind() == "command_substitution"
+                && current.start_byte() >= body_start
+                && current.start_byte() < body_end
+            {
+                found += 1;
+            }
+            stack.extend(current.children(&mut cursor));
+        }
+        if expected > found {
+            return refuse(
+                "a heredoc body holds command substitutions the parser could not read reliably",
+            );
+        }
+        Ok(())
     }
 
     /// Evaluates one word-like node; substitutions inside are analysed on the way.
@@ -762,7 +831,7 @@ impl Walker<'_, '_> {
                 }
                 _ => {
                     let word = self.word(child)?;
-                    if !word.dynamic {
+                    if !word.dynamic && node.kind() == "declaration_command" {
                         check_assigned_name(&word.text, true)?;
                     }
                     words.push(word);
