@@ -74,17 +74,18 @@ impl HumanEventWriter {
                 writeln!(err, "{}", s.dim("--------"))?;
             }
             EventMsg::ItemCompleted { item } => self.write_item_completed(err, item)?,
-            EventMsg::ItemStarted { item } => {
-                if let ThreadItem::CommandExecution { command, cwd, .. } = item {
-                    writeln!(err, "{}", s.magenta(&s.bold("exec")))?;
-                    writeln!(err, "{} in {}", s.bold(command), cwd.display())?;
-                }
+            EventMsg::ItemStarted {
+                item: ThreadItem::CommandExecution { command, cwd, .. },
+            } => {
+                writeln!(err, "{}", s.magenta(&s.bold("exec")))?;
+                writeln!(err, "{} in {}", s.bold(command), cwd.display())?;
             }
-            EventMsg::ItemUpdated { item } => {
-                if let ThreadItem::TodoList { items, .. } = item {
-                    write_plan(err, s, items)?;
-                }
+            EventMsg::ItemStarted {
+                item: ThreadItem::TodoList { items, .. },
             }
+            | EventMsg::ItemUpdated {
+                item: ThreadItem::TodoList { items, .. },
+            } => write_plan(err, s, items)?,
             EventMsg::ApprovalRequested(request) => {
                 let what = match &request.kind {
                     ApprovalRequestKind::Exec { command, .. } => command.join(" "),

@@ -1,4 +1,5 @@
 mod common;
 mod exec_errors;
 mod exec_turns;
+mod sdk;
 mod tools_exec;

@@ -278,7 +278,6 @@ async fn sample(
                     },
                 );
             }
-            _ => {}
         }
     }
     Err(ModelError::Stream {

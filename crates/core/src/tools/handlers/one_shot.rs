@@ -124,7 +124,7 @@ pub async fn run_one_shot(inv: &ToolInvocation, shot: OneShot) -> Result<ToolOut
         .or(outcome.signal.map(|s| 128 + s))
         .or(if outcome.timed_out { Some(124) } else { None });
     let note = run.sandbox_denial.as_deref().map(sandbox_note);
-    item.completed(inv, &output, exit_code, run.sandbox_denial.clone());
+    item.completed(inv, &output, exit_code, run.sandbox_denial);
     let text = format_exec_output(ExecOutputView {
         chunk_id: Some(new_chunk_id()),
         wall_time: outcome.duration,
