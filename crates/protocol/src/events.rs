@@ -16,9 +16,10 @@ pub struct Event {
     pub msg: EventMsg,
 }
 
+/// Not `non_exhaustive` on purpose: the rollout's persistence policy and the front ends
+/// match it exhaustively, so adding a variant forces a decision in each of them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-#[non_exhaustive]
 pub enum EventMsg {
     /// The thread is ready (new, resumed or forked).
     ThreadStarted {
@@ -103,10 +104,9 @@ pub enum AbortReason {
     Shutdown,
 }
 
-/// One visible unit inside a turn.
+/// One visible unit inside a turn. Not `non_exhaustive`: front ends match it exhaustively.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-#[non_exhaustive]
 pub enum ThreadItem {
     UserMessage {
         id: String,
