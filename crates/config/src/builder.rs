@@ -188,7 +188,7 @@ impl ConfigBuilder {
             .to_table(oss_provider.as_deref(), oss_model.as_deref());
         if !flags.is_empty() {
             let layer = Layer::new(ConfigSource::Flag, flags);
-            check_table(&layer, "command-line option")?;
+            check_table(&layer, "options")?;
             layers.push(layer);
         }
 

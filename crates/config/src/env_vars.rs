@@ -6,10 +6,20 @@
 
 use std::collections::BTreeMap;
 
+/// Who reads a variable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnvScope {
+    /// The `osprey` program itself.
+    Program,
+    /// Only the test suites and scripts.
+    Tests,
+}
+
 /// One variable Osprey reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EnvVar {
     pub name: &'static str,
+    pub scope: EnvScope,
     /// Who reads it and what it changes.
     pub meaning: &'static str,
 }
@@ -21,39 +31,84 @@ pub const OPENAI_API_KEY: &str = "OPENAI_API_KEY";
 pub const OPENAI_BASE_URL: &str = "OPENAI_BASE_URL";
 pub const NO_COLOR: &str = "NO_COLOR";
 pub const RUST_LOG: &str = "RUST_LOG";
+pub const SHELL: &str = "SHELL";
+pub const PATH: &str = "PATH";
+pub const OSPREY_CODEX_BIN: &str = "OSPREY_CODEX_BIN";
+pub const OSPREY_REQUIRE_REFERENCE: &str = "OSPREY_REQUIRE_REFERENCE";
+pub const OSPREY_NPM_DIR: &str = "OSPREY_NPM_DIR";
+pub const OSPREY_BLESS_CORPUS: &str = "OSPREY_BLESS_CORPUS";
 
-/// Every environment variable Osprey reads. Provider `env_key`s and MCP
+/// Every environment variable Osprey (or its test suite) reads. Provider `env_key`s and MCP
 /// `bearer_token_env_var`s named in `config.toml` are read too, but are the user's choice.
 pub const ENV_VARS: &[EnvVar] = &[
     EnvVar {
         name: OSPREY_HOME,
+        scope: EnvScope::Program,
         meaning: "Directory holding config.toml, requirements.toml, rules/, sessions/ and \
                   log/. Defaults to ~/.osprey.",
     },
     EnvVar {
         name: HOME,
+        scope: EnvScope::Program,
         meaning: "The user's home directory; ~/.osprey is used when OSPREY_HOME is unset.",
     },
     EnvVar {
         name: USERPROFILE,
+        scope: EnvScope::Program,
         meaning: "The user's home directory on Windows, when HOME is unset.",
     },
     EnvVar {
         name: OPENAI_API_KEY,
+        scope: EnvScope::Program,
         meaning: "API key of the built-in `openai` provider (its env_key).",
     },
     EnvVar {
         name: OPENAI_BASE_URL,
+        scope: EnvScope::Program,
         meaning: "Replaces the built-in `openai` provider's base URL \
                   (https://api.openai.com/v1) when set and non-empty.",
     },
     EnvVar {
         name: NO_COLOR,
+        scope: EnvScope::Program,
         meaning: "When set to any non-empty value, front ends print without colour.",
     },
     EnvVar {
         name: RUST_LOG,
+        scope: EnvScope::Program,
         meaning: "Log filter for tracing output (for example `osprey_core=debug`).",
+    },
+    EnvVar {
+        name: SHELL,
+        scope: EnvScope::Program,
+        meaning: "The user's shell, used to run commands when it is a supported one.",
+    },
+    EnvVar {
+        name: PATH,
+        scope: EnvScope::Program,
+        meaning: "Searched for the user's shell and for commands.",
+    },
+    EnvVar {
+        name: OSPREY_CODEX_BIN,
+        scope: EnvScope::Tests,
+        meaning: "Path of the reference Codex CLI used by differential tests.",
+    },
+    EnvVar {
+        name: OSPREY_REQUIRE_REFERENCE,
+        scope: EnvScope::Tests,
+        meaning: "When `1`, differential tests fail instead of skipping if the reference \
+                  binaries are missing.",
+    },
+    EnvVar {
+        name: OSPREY_NPM_DIR,
+        scope: EnvScope::Tests,
+        meaning: "Where scripts/install-test-deps.sh put the reference npm packages (the \
+                  Codex TypeScript SDK).",
+    },
+    EnvVar {
+        name: OSPREY_BLESS_CORPUS,
+        scope: EnvScope::Tests,
+        meaning: "When set, apply-patch corpus tests rewrite their expected outputs.",
     },
 ];
 

@@ -158,6 +158,19 @@ pub enum ConfigError {
     Cwd { source: io::Error },
 }
 
+impl ConfigError {
+    /// Whether the command line itself is malformed (front ends exit with their usage code).
+    pub fn is_usage_error(&self) -> bool {
+        matches!(self, Self::OverrideSyntax { .. })
+    }
+}
+
+impl From<&ConfigError> for osprey_protocol::WireError {
+    fn from(err: &ConfigError) -> Self {
+        osprey_protocol::WireError::new(osprey_protocol::ErrorKind::Config, err.to_string())
+    }
+}
+
 /// A value refused by a managed requirement: what, where it was asked for, and which file
 /// forbids it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -55,7 +55,7 @@ pub use config::{
     Config, DEFAULT_LMSTUDIO_MODEL, DEFAULT_MODEL, DEFAULT_MODEL_PROVIDER, DEFAULT_OSS_MODEL,
     DEFAULT_OSS_PROVIDER, DEFAULT_PROJECT_DOC_MAX_BYTES, default_oss_model,
 };
-pub use env_vars::{ENV_VARS, EnvSnapshot, EnvVar};
+pub use env_vars::{ENV_VARS, EnvScope, EnvSnapshot, EnvVar};
 pub use error::{ConfigError, ConfigSource, ConfigWarning, Location, RequirementViolation};
 pub use features::{FEATURES, FeatureSpec, Features};
 pub use mcp::{McpServerConfig, McpTransport};

@@ -1,4 +1,5 @@
 mod cli_overrides;
+mod docs;
 mod errors;
 mod fixture;
 mod layers;
