@@ -92,6 +92,16 @@ pub enum FileToolError {
         path: PathBuf,
     },
 
+    /// The path is a FIFO, socket or device, which the file tools do not read.
+    #[error(
+        "{} is not a regular file (it is a FIFO, socket or device), so it cannot be read this way",
+        path.display()
+    )]
+    NotARegularFile {
+        /// The special file.
+        path: PathBuf,
+    },
+
     /// read_file was given a file that holds binary data.
     #[error(
         "{} looks like a binary file (it contains NUL bytes), so read_file will not show it; \

@@ -49,6 +49,11 @@ pub fn load_image_for_model(path: &Path, max_dimension: u32) -> Result<LoadedIma
     if metadata.is_dir() {
         return Err(not_an_image(path, "it is a directory"));
     }
+    if !metadata.is_file() {
+        return Err(FileToolError::NotARegularFile {
+            path: path.to_path_buf(),
+        });
+    }
     let bytes =
         std::fs::read(path).map_err(|err| FileToolError::from_io("read", path.into(), err))?;
     let format = image::guess_format(&bytes)

@@ -20,7 +20,8 @@
 //!
 //! `/` marks directories, `@` symlinks (never followed), `?` other special files; each level
 //! of depth indents two spaces; names longer than 500 bytes are cut. A subdirectory that
-//! cannot be read is listed but not descended into.
+//! cannot be read is listed but not descended into. One call walks at most
+//! [`MAX_LIST_ENTRIES`] entries, so a huge `limit` or `depth` on `/` stays bounded.
 
 use std::ffi::OsString;
 use std::fs;
@@ -36,6 +37,8 @@ use crate::truncation::floor_char_boundary;
 pub const DEFAULT_LIST_LIMIT: usize = 25;
 /// Depth walked when `depth` is not given.
 pub const DEFAULT_LIST_DEPTH: usize = 2;
+/// Most entries one listing walks; deeper pages must list a subdirectory instead.
+pub const MAX_LIST_ENTRIES: usize = 100_000;
 const MAX_NAME_BYTES: usize = 500;
 const INDENT: &str = "  ";
 
@@ -61,6 +64,15 @@ pub fn list_dir(args: &ListDirArgs, cwd: &Path) -> Result<String, FileToolError>
         return Err(invalid(
             "offset",
             "entry numbers start at 1; pass 1 for the first page",
+        ));
+    }
+    if offset > MAX_LIST_ENTRIES {
+        return Err(invalid(
+            "offset",
+            &format!(
+                "at most {MAX_LIST_ENTRIES} entries are listed from one directory; call \
+                 list_dir on a subdirectory instead"
+            ),
         ));
     }
     let limit = to_usize(args.limit.unwrap_or(DEFAULT_LIST_LIMIT as u64));

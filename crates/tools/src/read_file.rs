@@ -65,6 +65,9 @@ pub fn read_file(args: &ReadFileArgs, cwd: &Path) -> Result<String, FileToolErro
     if metadata.is_dir() {
         return Err(FileToolError::IsADirectory { path });
     }
+    if !metadata.is_file() {
+        return Err(FileToolError::NotARegularFile { path });
+    }
 
     let mut reader = open_text(&path)?;
     let (lines, lossy) = match args.mode.unwrap_or_default() {

@@ -188,3 +188,27 @@ fn bad_inputs_get_plain_errors() {
         .starts_with("invalid `limit` for list_dir")
     );
 }
+
+#[test]
+fn absurd_offsets_and_limits_stay_bounded() {
+    let dir = tree();
+    let err = list_dir(
+        &ListDirArgs {
+            offset: Some(u64::MAX),
+            ..args(dir.path())
+        },
+        dir.path(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("at most 100000 entries"), "{err}");
+    let all = list_dir(
+        &ListDirArgs {
+            limit: Some(u64::MAX),
+            depth: Some(u64::MAX),
+            ..args(dir.path())
+        },
+        dir.path(),
+    )
+    .unwrap();
+    assert_eq!(all.lines().count(), 1 + 8);
+}

@@ -285,3 +285,23 @@ fn indentation_mode_respects_max_lines_and_rejects_a_bad_anchor() {
             .starts_with("offset 9 is past the end")
     );
 }
+
+#[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test needs mkfifo to make a FIFO; std has no call for it"
+)]
+fn a_fifo_is_refused_instead_of_blocking() {
+    let dir = TempDir::new().unwrap();
+    let fifo = dir.path().join("pipe");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("skipping: mkfifo is not available");
+        return;
+    }
+    let err = read_file(&args(&fifo), dir.path()).unwrap_err();
+    assert!(
+        matches!(err, FileToolError::NotARegularFile { .. }),
+        "{err}"
+    );
+}
