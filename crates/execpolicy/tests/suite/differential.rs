@@ -18,6 +18,9 @@ struct Case {
     #[serde(default)]
     flags: Vec<String>,
     argv: Vec<String>,
+    /// Set when the files load on their own but not together.
+    #[serde(default)]
+    load_error: bool,
 }
 
 struct Outcome {
@@ -82,9 +85,11 @@ fn theirs(bin: &Path, codex_home: &Path, case: &Case) -> Outcome {
 }
 
 fn expects_load_error(case: &Case) -> bool {
-    case.rules
-        .iter()
-        .any(|r| r.starts_with("bad_") || r.starts_with("missing"))
+    case.load_error
+        || case
+            .rules
+            .iter()
+            .any(|r| r.starts_with("bad_") || r.starts_with("missing"))
 }
 
 #[test]
