@@ -145,6 +145,7 @@ pub(crate) fn analyse_script(
         return refuse(syntax_error_message(root, script));
     }
     check_line_continuations(root, script)?;
+    check_substitutions_were_parsed(root, script)?;
     let mut walker = Walker {
         src: script,
         acc,
@@ -237,6 +238,83 @@ fn check_line_continuations(root: Node, script: &str) -> Result<(), Refusal> {
                 "a backslash-newline joins two parts of one word; the parser would split it \
                  where bash does not",
             );
+        }
+    }
+    Ok(())
+}
+
+/// Removes the backslashes bash removes inside a backquoted command: those before `\\`,
+/// `` ` `` and `$`.
+fn unescape_backquoted(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' && matches!(chars.peek(), Some('\\' | '`' | '$')) {
+            if let Some(next) = chars.next() {
+                out.push(next);
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A safety net under tree-sitter: every unescaped backquote and `$(` in the script must be
+/// part of a command substitution (or arithmetic) the parser recognised, or sit where it is
+/// plain text (single quotes, `$'…'`, comments, a quoted heredoc). Otherwise the parser
+/// misread the script — it does, for example, inside `${x:-`cmd`}` — and a command could
+/// hide there.
+fn check_substitutions_were_parsed(root: Node, script: &str) -> Result<(), Refusal> {
+    let bytes = script.as_bytes();
+    for (pos, &byte) in bytes.iter().enumerate() {
+        let len = match byte {
+            b'`' => 1,
+            b'$' if bytes.get(pos + 1) == Some(&b'(') => 2,
+            _ => continue,
+        };
+        let backslashes = bytes[..pos]
+            .iter()
+            .rev()
+            .take_while(|&&b| b == b'\\')
+            .count();
+        if backslashes % 2 == 1 {
+            continue;
+        }
+        let Some(mut node) = root.descendant_for_byte_range(pos, pos + len) else {
+            continue;
+        };
+        let accounted = loop {
+            match node.kind() {
+                "command_substitution" | "arithmetic_expansion"
+                    if node.start_byte() == pos
+                        || node.end_byte() == pos + 1
+                        || script[node.byte_range()].starts_with('`') =>
+                {
+                    break true;
+                }
+                "raw_string" | "comment" | "ansi_c_string" => break true,
+                "heredoc_redirect" => {
+                    let quoted = node
+                        .children(&mut node.walk())
+                        .find(|child| child.kind() == "heredoc_start")
+                        .is_some_and(|start| {
+                            script[start.byte_range()].contains(['\'', '"', '\\'])
+                        });
+                    break quoted;
+                }
+                _ => {}
+            }
+            match node.parent() {
+                Some(parent) => node = parent,
+                None => break false,
+            }
+        };
+        if !accounted {
+            let what = if byte == b'`' { "backquote" } else { "`$(`" };
+            return refuse(format!(
+                "a {what} at byte {pos} is not part of a command substitution the parser                  recognised, so a command could be hidden there"
+            ));
         }
     }
     Ok(())
@@ -451,6 +529,15 @@ impl Walker<'_, '_> {
     fn scan_inner(&mut self, node: Node, arith: bool) -> Result<(), Refusal> {
         let kind = node.kind();
         match kind {
+            "command_substitution" if self.text(node).starts_with('`') => {
+                // bash removes one level of backslashes (before `\`, `$`, `` ` ``) from a
+                // backquoted command and parses the result; tree-sitter does not, so nested
+                // backquotes would hide commands. Parse the unescaped text ourselves.
+                let raw = self.text(node);
+                let inner =
+                    unescape_backquoted(raw.get(1..raw.len().saturating_sub(1)).unwrap_or(""));
+                return analyse_script(self.acc, &inner, self.nesting + 1, &Context::default());
+            }
             "command_substitution" | "process_substitution" => {
                 return self.child_statements(node, &Context::default());
             }
