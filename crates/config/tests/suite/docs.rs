@@ -7,7 +7,7 @@ use super::fixture::Fixture;
 
 fn docs() -> String {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/config.md");
-    std::fs::read_to_string(path).unwrap()
+    std::fs::read_to_string(path).unwrap_or_else(|err| panic!("could not read {path}: {err}"))
 }
 
 #[test]
