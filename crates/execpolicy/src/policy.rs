@@ -301,3 +301,40 @@ pub(crate) fn rule_matches_example(
     resolve_program(first, hosts)
         .is_some_and(|(basename, _)| rule.match_with_program(&basename, example).is_some())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn normalization_is_lexical() {
+        assert_eq!(
+            normalize_absolute(Path::new("/usr/bin/../bin/./git")),
+            PathBuf::from("/usr/bin/git")
+        );
+        assert_eq!(
+            normalize_absolute(Path::new("/../../git")),
+            PathBuf::from("/git")
+        );
+        assert_eq!(
+            normalize_absolute(Path::new("//usr//bin/git")),
+            PathBuf::from("/usr/bin/git")
+        );
+    }
+
+    #[test]
+    fn listed_host_paths_gate_basename_resolution() {
+        let mut hosts = HostExecutables::new();
+        assert_eq!(
+            resolve_program("/opt/x/git", &hosts),
+            Some(("git".to_owned(), PathBuf::from("/opt/x/git")))
+        );
+        hosts.insert("git".to_owned(), vec![PathBuf::from("/usr/bin/git")]);
+        assert_eq!(resolve_program("/opt/x/git", &hosts), None);
+        assert!(resolve_program("/usr/bin/../bin/git", &hosts).is_some());
+        hosts.insert("git".to_owned(), Vec::new());
+        assert_eq!(resolve_program("/usr/bin/git", &hosts), None);
+        assert_eq!(resolve_program("/", &hosts), None);
+    }
+}

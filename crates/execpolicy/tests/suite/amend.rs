@@ -158,3 +158,17 @@ fn concurrent_appends_from_two_threads_lose_nothing() {
         .collect();
     assert_eq!(leftovers, Vec::<String>::new());
 }
+
+proptest::proptest! {
+    /// Any argv written by the amender reads back as exactly one rule matching exactly it.
+    #[test]
+    fn written_rules_read_back_exactly(prefix in proptest::collection::vec(".{0,12}", 1..5)) {
+        let line = osprey_execpolicy::allow_rule_line(&prefix);
+        let policy = Policy::from_source(Path::new("prop.rules"), &line)
+            .map_err(|e| proptest::test_runner::TestCaseError::fail(format!("{e}\n{line}")))?;
+        proptest::prop_assert_eq!(policy.rules().len(), 1);
+        let evaluation = policy.check(&prefix);
+        proptest::prop_assert_eq!(evaluation.decision, Some(Decision::Allow));
+        proptest::prop_assert_eq!(&evaluation.matched_rules[0].matched_prefix, &prefix);
+    }
+}
