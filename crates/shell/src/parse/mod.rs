@@ -6,6 +6,7 @@
 //! (`walker.rs`) reads the tree-sitter-bash syntax tree; `resolve.rs` looks through wrapper
 //! commands such as `env`, `timeout` and `bash -c`.
 
+mod checks;
 mod resolve;
 mod walker;
 mod words;

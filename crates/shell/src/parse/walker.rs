@@ -7,8 +7,10 @@
 
 use tree_sitter::Node;
 
+use super::checks;
 use super::words::{
-    Word, decode_ansi_c, has_brace_expansion, unescape_double_quoted, unescape_unquoted,
+    Word, decode_ansi_c, has_brace_expansion, unescape_backquoted, unescape_double_quoted,
+    unescape_unquoted,
 };
 use super::{MAX_SCRIPT_NESTING, MAX_TREE_DEPTH, PlainCommand, Refusal, parse_tree, refuse};
 
@@ -142,10 +144,10 @@ pub(crate) fn analyse_script(
     let tree = parse_tree(script)?;
     let root = tree.root_node();
     if root.has_error() {
-        return refuse(syntax_error_message(root, script));
+        return refuse(checks::syntax_error_message(root, script));
     }
-    check_line_continuations(root, script)?;
-    check_substitutions_were_parsed(root, script)?;
+    checks::check_line_continuations(root, script)?;
+    checks::check_substitutions_were_parsed(root, script)?;
     let mut walker = Walker {
         src: script,
         acc,
@@ -153,171 +155,6 @@ pub(crate) fn analyse_script(
         depth: 0,
     };
     walker.statement(root, ctx)
-}
-
-fn syntax_error_message(root: Node, script: &str) -> String {
-    let mut cursor = root.walk();
-    let mut found = None;
-    'outer: loop {
-        let node = cursor.node();
-        if node.is_error() || node.is_missing() {
-            found = Some(node);
-            break;
-        }
-        if node.has_error() && cursor.goto_first_child() {
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() {
-                break 'outer;
-            }
-        }
-    }
-    match found {
-        Some(node) => {
-            let at = node.start_position();
-            let snippet: String = script[node.byte_range()].chars().take(30).collect();
-            format!(
-                "the script has a shell syntax error at line {}, column {} (near `{snippet}`)",
-                at.row + 1,
-                at.column + 1
-            )
-        }
-        None => "the script has a shell syntax error".to_string(),
-    }
-}
-
-/// tree-sitter-bash treats a backslash-newline inside an unquoted word as a word break, while
-/// bash joins the two halves (`r\<newline>m` is `rm`). Refuse such joins rather than misread.
-fn check_line_continuations(root: Node, script: &str) -> Result<(), Refusal> {
-    let bytes = script.as_bytes();
-    let is_word_byte =
-        |b: u8| !matches!(b, b' ' | b'\t' | b'\n' | b'|' | b'&' | b';' | b'(' | b')');
-    let mut search = 0;
-    while let Some(offset) = script[search..].find("\\\n") {
-        let pos = search + offset;
-        search = pos + 2;
-        let backslashes = bytes[..=pos]
-            .iter()
-            .rev()
-            .take_while(|&&b| b == b'\\')
-            .count();
-        if backslashes % 2 == 0 {
-            continue;
-        }
-        let before = pos.checked_sub(backslashes).map(|i| bytes[i]);
-        let after = bytes.get(pos + 2).copied();
-        let (Some(before), Some(after)) = (before, after) else {
-            continue;
-        };
-        if !is_word_byte(before) || !is_word_byte(after) {
-            continue;
-        }
-        let Some(mut node) = root.descendant_for_byte_range(pos, pos + 2) else {
-            continue;
-        };
-        let mut quoted = false;
-        loop {
-            if matches!(
-                node.kind(),
-                "word" | "raw_string" | "string" | "heredoc_body" | "comment" | "ansi_c_string"
-            ) {
-                quoted = true;
-                break;
-            }
-            match node.parent() {
-                Some(parent) => node = parent,
-                None => break,
-            }
-        }
-        if !quoted {
-            return refuse(
-                "a backslash-newline joins two parts of one word; the parser would split it \
-                 where bash does not",
-            );
-        }
-    }
-    Ok(())
-}
-
-/// Removes the backslashes bash removes inside a backquoted command: those before `\\`,
-/// `` ` `` and `$`.
-fn unescape_backquoted(raw: &str) -> String {
-    let mut out = String::with_capacity(raw.len());
-    let mut chars = raw.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\\' && matches!(chars.peek(), Some('\\' | '`' | '$')) {
-            if let Some(next) = chars.next() {
-                out.push(next);
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// A safety net under tree-sitter: every unescaped backquote and `$(` in the script must be
-/// part of a command substitution (or arithmetic) the parser recognised, or sit where it is
-/// plain text (single quotes, `$'…'`, comments, a quoted heredoc). Otherwise the parser
-/// misread the script — it does, for example, inside `${x:-`cmd`}` — and a command could
-/// hide there.
-fn check_substitutions_were_parsed(root: Node, script: &str) -> Result<(), Refusal> {
-    let bytes = script.as_bytes();
-    for (pos, &byte) in bytes.iter().enumerate() {
-        let len = match byte {
-            b'`' => 1,
-            b'$' if bytes.get(pos + 1) == Some(&b'(') => 2,
-            _ => continue,
-        };
-        let backslashes = bytes[..pos]
-            .iter()
-            .rev()
-            .take_while(|&&b| b == b'\\')
-            .count();
-        if backslashes % 2 == 1 {
-            continue;
-        }
-        let Some(mut node) = root.descendant_for_byte_range(pos, pos + len) else {
-            continue;
-        };
-        let accounted = loop {
-            match node.kind() {
-                "command_substitution" | "arithmetic_expansion"
-                    if node.start_byte() == pos
-                        || node.end_byte() == pos + 1
-                        || script[node.byte_range()].starts_with('`') =>
-                {
-                    break true;
-                }
-                "raw_string" | "comment" | "ansi_c_string" => break true,
-                "heredoc_redirect" => {
-                    let quoted = node
-                        .children(&mut node.walk())
-                        .find(|child| child.kind() == "heredoc_start")
-                        .is_some_and(|start| {
-                            script[start.byte_range()].contains(['\'', '"', '\\'])
-                        });
-                    break quoted;
-                }
-                _ => {}
-            }
-            match node.parent() {
-                Some(parent) => node = parent,
-                None => break false,
-            }
-        };
-        if !accounted {
-            let what = if byte == b'`' { "backquote" } else { "`$(`" };
-            return refuse(format!(
-                "a {what} at byte {pos} is not part of a command substitution the parser                  recognised, so a command could be hidden there"
-            ));
-        }
-    }
-    Ok(())
 }
 
 fn children_with_fields<'t>(node: Node<'t>) -> Vec<(Option<&'static str>, Node<'t>)> {
@@ -612,7 +449,9 @@ impl Walker<'_, '_> {
                 Ok(false)
             }
             "heredoc_redirect" => {
-                self.check_heredoc_body(node)?;
+                if checks::check_heredoc_body(node, self.src)? {
+                    self.acc.arithmetic = true;
+                }
                 let mut writes = false;
                 for child in node.named_children(&mut node.walk()) {
                     match child.kind() {
@@ -634,74 +473,6 @@ impl Walker<'_, '_> {
                 "the script uses a redirection this analyser does not handle (`{other}`)"
             )),
         }
-    }
-
-    /// tree-sitter-bash does not see backquotes in a heredoc body and can misread escapes
-    /// there. For a heredoc whose delimiter is unquoted (so bash expands its body), refuse
-    /// a body with backquotes, and refuse when the body holds more `$(` than the parser
-    /// found command substitutions.
-    fn check_heredoc_body(&mut self, node: Node) -> Result<(), Refusal> {
-        let mut start = None;
-        let mut end = None;
-        for child in node.children(&mut node.walk()) {
-            match child.kind() {
-                "heredoc_start" => start = Some(child),
-                "heredoc_end" => end = Some(child),
-                _ => {}
-            }
-        }
-        let (Some(start), Some(end)) = (start, end) else {
-            return Ok(());
-        };
-        if self.text(start).contains(['\'', '"', '\\']) {
-            return Ok(());
-        }
-        let after_start = start.end_byte();
-        let body_start = self.src[after_start..]
-            .find('\n')
-            .map_or(after_start, |offset| after_start + offset + 1);
-        let body_end = end.start_byte().max(body_start);
-        let body = self.src.get(body_start..body_end).unwrap_or("");
-        if body.contains('`') {
-            return refuse(
-                "a heredoc body uses backquotes, which the parser cannot read reliably there",
-            );
-        }
-        if body.contains("$((") || body.contains("$[") {
-            self.acc.arithmetic = true;
-        }
-        let bytes = body.as_bytes();
-        let mut expected = 0;
-        for (index, window) in bytes.windows(2).enumerate() {
-            if window == b"$(" && bytes.get(index + 2) != Some(&b'(') {
-                let backslashes = bytes[..index]
-                    .iter()
-                    .rev()
-                    .take_while(|&&b| b == b'\\')
-                    .count();
-                if backslashes % 2 == 0 {
-                    expected += 1;
-                }
-            }
-        }
-        let mut found = 0;
-        let mut cursor = node.walk();
-        let mut stack = vec![node];
-        while let Some(current) = stack.pop() {
-            if current.kind() == "command_substitution"
-                && current.start_byte() >= body_start
-                && current.start_byte() < body_end
-            {
-                found += 1;
-            }
-            stack.extend(current.children(&mut cursor));
-        }
-        if expected > found {
-            return refuse(
-                "a heredoc body holds command substitutions the parser could not read reliably",
-            );
-        }
-        Ok(())
     }
 
     /// Evaluates one word-like node; substitutions inside are analysed on the way.

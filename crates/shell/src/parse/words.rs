@@ -161,6 +161,23 @@ pub(crate) fn decode_ansi_c(body: &str) -> Option<String> {
     Some(out)
 }
 
+/// Removes the backslashes bash removes inside a backquoted command: those before `\\`,
+/// `` ` `` and `$`.
+pub(crate) fn unescape_backquoted(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' && matches!(chars.peek(), Some('\\' | '`' | '$')) {
+            if let Some(next) = chars.next() {
+                out.push(next);
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// True when an unquoted skeleton holds a brace expansion: `{a,b}` or `{1..3}`. Quoted parts
 /// of the word are replaced by `\0` in the skeleton, so quoted braces do not count.
 pub(crate) fn has_brace_expansion(skeleton: &str) -> bool {
