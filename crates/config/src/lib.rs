@@ -17,6 +17,7 @@
 //! * The provider table ([`ModelProviderInfo`], built-ins `openai`, `ollama`, `lmstudio`),
 //!   feature switches ([`Features`]), MCP server entries ([`McpServerConfig`]), the shell
 //!   environment policy, and the registry of environment variables ([`env_vars::ENV_VARS`]).
+//! * [`edit`]: changing one key of a `config.toml` in place, keeping the user's comments.
 //!
 //! # Why it is shaped this way
 //!
