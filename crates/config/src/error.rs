@@ -246,8 +246,18 @@ pub(crate) fn from_toml_error(
 ) -> ConfigError {
     let span = err.span();
     let line_col = span.as_ref().map(|s| line_col(text, s.start));
-    let key = span.and_then(|s| key_at(text, s.start));
+    let key = span.clone().and_then(|s| key_at(text, s.start));
     let mut message = err.message().trim_end().to_owned();
+    if message == "duplicate key"
+        && let Some(name) = span
+            .and_then(|s| text.get(s))
+            .filter(|n| !n.trim().is_empty())
+    {
+        message = format!(
+            "duplicate key `{}`; a key may be defined only once",
+            name.trim()
+        );
+    }
     if let Some(key) = key {
         message = format!("{key}: {message}");
     }
@@ -329,6 +339,17 @@ mod tests {
         let text = "[tools]\nshell_type = 3\n";
         let offset = text.find('3').unwrap();
         assert_eq!(key_at(text, offset).as_deref(), Some("tools.shell_type"));
+    }
+
+    #[test]
+    fn duplicate_key_is_named() {
+        let text = "model = \"a\"\nmodel = \"b\"\n";
+        let err = toml::from_str::<toml::Table>(text).unwrap_err();
+        let located = from_toml_error(ConfigSource::UserFile("/c.toml".into()), text, &err);
+        assert_eq!(
+            located.to_string(),
+            "/c.toml:2:1: duplicate key `model`; a key may be defined only once"
+        );
     }
 
     #[test]
