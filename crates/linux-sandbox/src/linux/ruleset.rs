@@ -1,0 +1,54 @@
+//! Landlock rules for a [`LandlockPlan`].
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, BitFlags, PathBeneath, PathFd, Ruleset, RulesetAttr,
+    RulesetCreatedAttr, RulesetStatus, Scope,
+};
+use osprey_sandboxing::LandlockPlan;
+
+use super::HelperError;
+
+/// The newest ABI this code knows; the crate downgrades to what the kernel supports.
+const ABI_TARGET: ABI = ABI::V10;
+
+/// Restricts this process (and what it execs) to `plan`. Without `network`, TCP bind and
+/// connect (ABI 4+), connecting to abstract UNIX sockets outside the sandbox (ABI 6+)
+/// and to pathname UNIX sockets (ABI 9+) are denied too. Signals to processes outside
+/// the sandbox are always denied (ABI 6+).
+pub(crate) fn apply(plan: &LandlockPlan, network: bool) -> Result<(), HelperError> {
+    let err = |e: landlock::RulesetError| HelperError::Landlock(e.to_string());
+    let mut handled: BitFlags<AccessFs> = AccessFs::from_all(ABI_TARGET);
+    if network {
+        handled.remove(AccessFs::ResolveUnix);
+    }
+    let mut ruleset = Ruleset::default().handle_access(handled).map_err(err)?;
+    let mut scopes: BitFlags<Scope> = Scope::Signal.into();
+    if !network {
+        ruleset = ruleset
+            .handle_access(AccessNet::from_all(ABI_TARGET))
+            .map_err(err)?;
+        scopes |= Scope::AbstractUnixSocket;
+    }
+    let mut created = ruleset.scope(scopes).map_err(err)?.create().map_err(err)?;
+    let read = AccessFs::from_read(ABI_TARGET);
+    for (paths, access) in [(&plan.read, read), (&plan.write, handled)] {
+        for path in paths {
+            // A path that vanished since planning grants nothing.
+            let Ok(fd) = PathFd::new(path) else {
+                continue;
+            };
+            created = created
+                .add_rule(PathBeneath::new(fd, access & handled))
+                .map_err(err)?;
+        }
+    }
+    let status = created.restrict_self().map_err(err)?;
+    // Best effort downgrades to what the kernel supports; nothing enforced at all means
+    // no Landlock, and then the command must not run.
+    if status.ruleset == RulesetStatus::NotEnforced {
+        return Err(HelperError::LandlockUnavailable {
+            status: format!("{:?}", status.landlock),
+        });
+    }
+    Ok(())
+}
