@@ -54,7 +54,8 @@ pub fn fork_rollout(
         line.write_to(&mut out).map_err(encode)?;
     }
     if let Some(dir) = path.parent() {
-        fs::create_dir_all(dir).map_err(|e| RolloutError::io("create the sessions folder", dir, e))?;
+        fs::create_dir_all(dir)
+            .map_err(|e| RolloutError::io("create the sessions folder", dir, e))?;
     }
     let mut file = OpenOptions::new()
         .write(true)

@@ -280,7 +280,10 @@ mod tests {
         let unknown = RolloutLine::parse(r#"{"timestamp":"t","type":"novel","payload":{}}"#);
         assert_eq!(unknown, Err(ParseLineError::UnknownType("novel".into())));
         let bad = RolloutLine::parse(r#"{"timestamp":"t","type":"compacted","payload":{}}"#);
-        assert!(matches!(bad, Err(ParseLineError::Payload { .. })), "{bad:?}");
+        assert!(
+            matches!(bad, Err(ParseLineError::Payload { .. })),
+            "{bad:?}"
+        );
         let torn = RolloutLine::parse(r#"{"timestamp":"t","ty"#);
         assert!(matches!(torn, Err(ParseLineError::Json(_))), "{torn:?}");
     }

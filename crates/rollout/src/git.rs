@@ -23,10 +23,7 @@ pub fn git_info(cwd: &Path) -> Option<GitInfo> {
                     .strip_prefix("refs/heads/")
                     .unwrap_or(reference)
                     .to_string();
-                (
-                    resolve_ref(&git_dir, &common_dir, reference),
-                    Some(branch),
-                )
+                (resolve_ref(&git_dir, &common_dir, reference), Some(branch))
             }
             None if is_object_id(head) => (Some(head.to_string()), None),
             None => (None, None),

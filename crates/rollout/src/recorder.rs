@@ -93,12 +93,7 @@ impl RolloutRecorder {
         ))
     }
 
-    fn start(
-        runtime: &tokio::runtime::Handle,
-        path: PathBuf,
-        file: File,
-        lock: FileLock,
-    ) -> Self {
+    fn start(runtime: &tokio::runtime::Handle, path: PathBuf, file: File, lock: FileLock) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
         let writer = Writer {
             path: path.clone(),
