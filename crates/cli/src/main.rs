@@ -1,10 +1,14 @@
 //! The `osprey` binary: argument parsing and dispatch to the front ends, nothing else.
 //!
 //! Dispatch happens in two steps. First on the program name and a hidden first argument, for
-//! the entry points other parts of Osprey invoke the binary through (the `apply_patch`
-//! virtual command). Then on clap subcommands: `exec`, and the tools' own commands.
+//! the entry points Osprey invokes its own binary through: `apply_patch` / `applypatch` and
+//! `--osprey-run-as-apply-patch` (the patch virtual command, also used inside the sandbox).
+//! Then on clap subcommands: `exec`, `execpolicy check`.
+
+mod entry;
 
 use clap::{Parser, Subcommand};
+use std::ffi::OsString;
 use std::process::ExitCode;
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -25,31 +29,37 @@ struct Cli {
 enum Command {
     /// Run one task non-interactively.
     #[command(visible_alias = "e")]
-    Exec(osprey_exec::ExecCli),
+    Exec(Box<osprey_exec::ExecCli>),
+    /// Work with exec-policy rules files.
+    Execpolicy {
+        #[command(subcommand)]
+        command: ExecpolicyCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ExecpolicyCommand {
+    /// Evaluate a command against rules files and print the decision as JSON.
+    #[command(disable_help_flag = true)]
+    Check {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let args: Vec<OsString> = std::env::args_os().collect();
+    if let Some(code) = entry::dispatch_special(&args) {
+        return exit_code(code);
+    }
+    let cli = Cli::parse_from(args);
     let code = match cli.command {
-        Command::Exec(exec) => block_on(osprey_exec::run_main(exec, VERSION)),
+        Command::Exec(exec) => entry::block_on(osprey_exec::run_main(*exec, VERSION)),
+        Command::Execpolicy {
+            command: ExecpolicyCommand::Check { args },
+        } => entry::execpolicy_check(&args),
     };
     exit_code(code)
-}
-
-fn block_on<F: std::future::Future<Output = i32>>(future: F) -> i32 {
-    match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime.block_on(future),
-        Err(e) => {
-            let _ = std::io::Write::write_fmt(
-                &mut std::io::stderr(),
-                format_args!("Error: could not start the async runtime: {e}\n"),
-            );
-            1
-        }
-    }
 }
 
 fn exit_code(code: i32) -> ExitCode {

@@ -43,6 +43,7 @@ impl OspreyThread {
 pub struct ThreadManager {
     threads: Mutex<HashMap<ThreadId, Arc<OspreyThread>>>,
     env: HashMap<String, String>,
+    osprey_exe: Option<std::path::PathBuf>,
 }
 
 impl ThreadManager {
@@ -51,7 +52,14 @@ impl ThreadManager {
         Self {
             threads: Mutex::new(HashMap::new()),
             env,
+            osprey_exe: None,
         }
+    }
+
+    /// The `osprey` executable, which the agent re-enters for sandboxed helpers.
+    pub fn with_osprey_exe(mut self, exe: std::path::PathBuf) -> Self {
+        self.osprey_exe = Some(exe);
+        self
     }
 
     /// Starts a new thread with this configuration. Fails before anything is sent when the
@@ -99,6 +107,7 @@ impl ThreadManager {
                 unified_exec: UnifiedExecSessions::new(max_sessions),
                 env: self.env.clone(),
                 shell,
+                osprey_exe: self.osprey_exe.clone(),
             }),
             base_instructions,
             shell_name,

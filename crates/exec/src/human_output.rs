@@ -222,7 +222,6 @@ impl HumanEventWriter {
             ThreadItem::Error { message, .. } => {
                 writeln!(err, "{} {message}", s.red(&s.bold("ERROR:")))?;
             }
-            _ => {}
         }
         Ok(())
     }

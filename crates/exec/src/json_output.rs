@@ -68,7 +68,13 @@ impl JsonEventWriter {
                     json!({"type": "item.completed", "item": {"id": id, "type": "error", "message": message}}),
                 ]
             }
-            _ => Vec::new(),
+            EventMsg::AgentMessageDelta { .. }
+            | EventMsg::ReasoningDelta { .. }
+            | EventMsg::CommandOutputDelta { .. }
+            | EventMsg::ApprovalRequested(_)
+            | EventMsg::TokenCount { .. }
+            | EventMsg::Compacted { .. }
+            | EventMsg::ShutdownComplete => Vec::new(),
         }
     }
 
@@ -168,7 +174,6 @@ impl JsonEventWriter {
             ThreadItem::Error { id, message } => {
                 json!({"id": self.id_for(id), "type": "error", "message": message})
             }
-            _ => return Vec::new(),
         };
         vec![json!({"type": kind, "item": value})]
     }

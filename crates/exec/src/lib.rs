@@ -32,7 +32,10 @@ pub mod exit {
 
 /// Runs `osprey exec` and returns its exit code.
 pub async fn run_main(cli: ExecCli, version: &'static str) -> i32 {
-    let env: HashMap<String, String> = std::env::vars().collect();
+    // Variables that are not valid UTF-8 are skipped rather than fatal.
+    let env: HashMap<String, String> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect();
     let mut stderr = std::io::stderr();
     let mut stdout = std::io::stdout();
     match run(cli, version, env, &mut stdout, &mut stderr).await {
@@ -94,7 +97,13 @@ async fn run(
         .cli_overrides(cli.config_overrides.clone())
         .overrides(overrides)
         .build()
-        .map_err(|e| Failure::failed(e.to_string()))?;
+        .map_err(|e| {
+            if e.is_usage_error() {
+                Failure::usage(e.to_string())
+            } else {
+                Failure::failed(e.to_string())
+            }
+        })?;
     let (config, warnings) = (loaded.config, loaded.warnings);
     for warning in warnings {
         let _ = writeln!(stderr, "warning: {warning}");
@@ -141,7 +150,10 @@ async fn run(
         ColorArg::Never => false,
         ColorArg::Auto => !env.contains_key("NO_COLOR") && std::io::stderr().is_terminal(),
     };
-    let manager = ThreadManager::new(env);
+    let mut manager = ThreadManager::new(env);
+    if let Ok(exe) = std::env::current_exe() {
+        manager = manager.with_osprey_exe(exe);
+    }
     let thread = manager
         .start_thread(config)
         .await

@@ -1,3 +1,4 @@
+mod apply_patch;
 mod common;
 mod exec_errors;
 mod exec_turns;

@@ -18,6 +18,7 @@ pub mod unified_exec;
 
 pub use registry::{ToolHandler, ToolRegistry};
 
+use handlers::apply_patch::ApplyPatchHandler;
 use handlers::files::{GrepFilesHandler, ListDirHandler, ReadFileHandler, ViewImageHandler};
 use handlers::plan::UpdatePlanHandler;
 use handlers::shell::{ShellCommandHandler, ShellHandler};
@@ -45,6 +46,9 @@ pub fn build_registry(config: &Config) -> ToolRegistry {
         } else {
             registry.alias("local_shell", "shell");
         }
+    }
+    if let Some(tool_type) = tools.apply_patch {
+        registry.register(Arc::new(ApplyPatchHandler { tool_type }));
     }
     if tools.update_plan {
         registry.register(Arc::new(UpdatePlanHandler::default()));

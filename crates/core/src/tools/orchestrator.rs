@@ -150,7 +150,7 @@ impl Orchestrator {
         inv: &ToolInvocation,
         plan: &CommandPlan,
         timeout: Option<&TimeoutControl>,
-        mut attempt: F,
+        attempt: F,
     ) -> Result<Orchestrated<T>, ToolError>
     where
         F: FnMut(ExecRequest, bool) -> Fut,
@@ -181,6 +181,38 @@ impl Orchestrator {
             unsandboxed_approved = plan.escalation_requested;
         }
 
+        self.execute(inv, plan, timeout, unsandboxed_approved, attempt)
+            .await
+    }
+
+    /// Sandbox → attempt → escalate for a command whose approval was settled by the caller
+    /// (a patch approved by path, say).
+    pub async fn run_preapproved<T, F, Fut>(
+        &self,
+        inv: &ToolInvocation,
+        plan: &CommandPlan,
+        attempt: F,
+    ) -> Result<Orchestrated<T>, ToolError>
+    where
+        F: FnMut(ExecRequest, bool) -> Fut,
+        Fut: Future<Output = Result<Attempt<T>, ToolError>>,
+    {
+        self.execute(inv, plan, None, false, attempt).await
+    }
+
+    async fn execute<T, F, Fut>(
+        &self,
+        inv: &ToolInvocation,
+        plan: &CommandPlan,
+        timeout: Option<&TimeoutControl>,
+        unsandboxed_approved: bool,
+        mut attempt: F,
+    ) -> Result<Orchestrated<T>, ToolError>
+    where
+        F: FnMut(ExecRequest, bool) -> Fut,
+        Fut: Future<Output = Result<Attempt<T>, ToolError>>,
+    {
+        let turn = &inv.turn;
         let policy = &turn.sandbox_policy;
         let sandboxed = !unsandboxed_approved && self.sandbox.is_active(policy);
         let request = self.request_for(plan, sandboxed, policy)?;

@@ -80,3 +80,180 @@ pub async fn run_tool_calls(
     }
     BatchOutcome { outputs, fatal }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::approvals::ApprovalBroker;
+    use crate::events::EventEmitter;
+    use crate::tools::call::{ToolCall, ToolPayload};
+    use crate::tools::orchestrator::{AllowAll, NoSandbox, Orchestrator};
+    use crate::tools::registry::ToolHandler;
+    use crate::tools::unified_exec::UnifiedExecSessions;
+    use async_trait::async_trait;
+    use osprey_protocol::{AskForApproval, SandboxPolicy, ThreadId, TurnId};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+    use tokio::sync::Barrier;
+
+    /// Waits at a barrier with its sibling calls: only finishes if they run at the same time.
+    struct Rendezvous {
+        name: &'static str,
+        mutating: bool,
+        barrier: Arc<Barrier>,
+        inside: Arc<AtomicUsize>,
+        max_inside: Arc<AtomicUsize>,
+    }
+
+    #[async_trait]
+    impl ToolHandler for Rendezvous {
+        fn spec(&self) -> osprey_tools::ToolSpec {
+            osprey_tools::ToolSpec::Function {
+                name: self.name.to_string(),
+                description: String::new(),
+                strict: false,
+                parameters: osprey_tools::JsonSchema(serde_json::json!({"type": "object"})),
+            }
+        }
+        fn is_mutating(&self, _call: &ToolCall) -> bool {
+            self.mutating
+        }
+        async fn handle(&self, _inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
+            let now = self.inside.fetch_add(1, Ordering::SeqCst) + 1;
+            self.max_inside.fetch_max(now, Ordering::SeqCst);
+            if !self.mutating {
+                let waited =
+                    tokio::time::timeout(Duration::from_secs(10), self.barrier.wait()).await;
+                if waited.is_err() {
+                    self.inside.fetch_sub(1, Ordering::SeqCst);
+                    return Ok(ToolOutput::failure("ran alone"));
+                }
+            } else {
+                tokio::task::yield_now().await;
+            }
+            self.inside.fetch_sub(1, Ordering::SeqCst);
+            Ok(ToolOutput::success(self.name))
+        }
+    }
+
+    fn setup(
+        handlers: Vec<Rendezvous>,
+    ) -> (
+        Arc<ToolRegistry>,
+        Arc<TurnContext>,
+        Arc<SessionServices>,
+        tempfile::TempDir,
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let config = osprey_config::Config::for_tests(dir.path(), dir.path()).unwrap();
+        let mut registry = ToolRegistry::default();
+        for h in handlers {
+            registry.register(Arc::new(h));
+        }
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let services = SessionServices {
+            events: EventEmitter::new(ThreadId::new(), tx),
+            approvals: ApprovalBroker::default(),
+            orchestrator: Orchestrator::new(Arc::new(AllowAll), Arc::new(NoSandbox)),
+            unified_exec: UnifiedExecSessions::new(4),
+            env: Default::default(),
+            shell: osprey_shell::Shell::new("/bin/sh"),
+            osprey_exe: None,
+        };
+        let turn = TurnContext {
+            turn_id: TurnId("turn-1".into()),
+            cwd: dir.path().to_path_buf(),
+            model: "m".into(),
+            effort: None,
+            approval_policy: AskForApproval::Never,
+            sandbox_policy: SandboxPolicy::ReadOnly,
+            output_schema: None,
+            config: Arc::new(config),
+        };
+        (Arc::new(registry), Arc::new(turn), Arc::new(services), dir)
+    }
+
+    fn call(id: &str, name: &str) -> ToolCall {
+        ToolCall {
+            call_id: id.to_string(),
+            tool_name: name.to_string(),
+            payload: ToolPayload::Function {
+                arguments: "{}".into(),
+            },
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn read_only_calls_overlap_and_mutating_calls_do_not() {
+        let barrier = Arc::new(Barrier::new(2));
+        let inside = Arc::new(AtomicUsize::new(0));
+        let max_inside = Arc::new(AtomicUsize::new(0));
+        let make = |name, mutating| Rendezvous {
+            name,
+            mutating,
+            barrier: Arc::clone(&barrier),
+            inside: Arc::clone(&inside),
+            max_inside: Arc::clone(&max_inside),
+        };
+        let (registry, turn, services, _dir) = setup(vec![
+            make("read_a", false),
+            make("read_b", false),
+            make("write", true),
+        ]);
+        let calls = vec![
+            call("1", "read_a"),
+            call("2", "read_b"),
+            call("3", "write"),
+            call("4", "write"),
+        ];
+        let outcome =
+            run_tool_calls(calls, registry, turn, services, CancellationToken::new()).await;
+        let texts: Vec<String> = outcome
+            .outputs
+            .iter()
+            .map(|item| match item {
+                ResponseItem::FunctionCallOutput { output, .. } => output.text(),
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect();
+        // Both read-only calls met at the barrier, so they overlapped; outputs keep call order.
+        assert_eq!(texts, ["read_a", "read_b", "write", "write"]);
+        // The mutating calls never ran beside anything: the peak was the two readers.
+        assert_eq!(max_inside.load(Ordering::SeqCst), 2);
+        assert!(outcome.fatal.is_none());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn interrupted_calls_still_get_an_output_each() {
+        let barrier = Arc::new(Barrier::new(3));
+        let make = |name| Rendezvous {
+            name,
+            mutating: false,
+            barrier: Arc::clone(&barrier),
+            inside: Arc::new(AtomicUsize::new(0)),
+            max_inside: Arc::new(AtomicUsize::new(0)),
+        };
+        let (registry, turn, services, _dir) = setup(vec![make("a"), make("b")]);
+        let cancel = CancellationToken::new();
+        let trigger = cancel.clone();
+        tokio::spawn(async move {
+            tokio::task::yield_now().await;
+            trigger.cancel();
+        });
+        let outcome = run_tool_calls(
+            vec![call("1", "a"), call("2", "b")],
+            registry,
+            turn,
+            services,
+            cancel,
+        )
+        .await;
+        assert_eq!(outcome.outputs.len(), 2);
+        for item in &outcome.outputs {
+            let ResponseItem::FunctionCallOutput { output, .. } = item else {
+                panic!()
+            };
+            assert_eq!(output.text(), ABORTED_OUTPUT);
+        }
+    }
+}

@@ -1,6 +1,7 @@
 //! One file per tool family. Adding a tool: a spec in `osprey-tools`, a handler here, one
 //! line in `build_registry`, one test.
 
+pub mod apply_patch;
 pub mod files;
 pub mod one_shot;
 pub mod plan;

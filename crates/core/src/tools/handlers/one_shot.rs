@@ -4,6 +4,7 @@ use crate::tools::call::{ToolError, ToolOutput};
 use crate::tools::command_item::CommandItem;
 use crate::tools::context::ToolInvocation;
 use crate::tools::exec_env::{command_env, resolve_workdir};
+use crate::tools::handlers::apply_patch::intercept_shell_patch;
 use crate::tools::orchestrator::{Attempt, CommandPlan};
 use osprey_process::{ExecExpiration, OutputCaps, OutputSink, run_to_completion};
 use osprey_protocol::EventMsg;
@@ -32,6 +33,9 @@ pub async fn run_one_shot(inv: &ToolInvocation, shot: OneShot) -> Result<ToolOut
         ));
     }
     let cwd = resolve_workdir(&inv.turn.cwd, shot.workdir.as_deref())?;
+    if let Some(result) = intercept_shell_patch(inv, &shot.argv, &cwd).await {
+        return result;
+    }
     let services = &inv.services;
     let env = command_env(
         &services.env,

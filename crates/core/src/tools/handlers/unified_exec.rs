@@ -4,6 +4,7 @@ use crate::tools::call::{ToolError, ToolOutput, ToolPayload};
 use crate::tools::command_item::CommandItem;
 use crate::tools::context::ToolInvocation;
 use crate::tools::exec_env::{command_env, resolve_workdir};
+use crate::tools::handlers::apply_patch::intercept_shell_patch;
 use crate::tools::handlers::one_shot::sandbox_note;
 use crate::tools::orchestrator::{Attempt, CommandPlan};
 use crate::tools::registry::ToolHandler;
@@ -79,6 +80,9 @@ impl ToolHandler for ExecCommandHandler {
         let login = args.login.unwrap_or(inv.turn.config.tools.login_shell);
         let argv = shell.derive_exec_args(&args.cmd, login);
         let cwd = resolve_workdir(&inv.turn.cwd, args.workdir.as_deref())?;
+        if let Some(result) = intercept_shell_patch(&inv, &argv, &cwd).await {
+            return result;
+        }
         let tty = args.tty();
         let env = command_env(
             &services.env,

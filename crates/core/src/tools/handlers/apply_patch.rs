@@ -1,0 +1,404 @@
+//! `apply_patch`: edits files with the `*** Begin Patch` language, through approval and the
+//! sandbox like any command.
+//!
+//! The patch is parsed and verified in-process first (nothing is written), which yields every
+//! absolute path it touches. Approval is keyed by those paths: a patch that writes only
+//! inside the sandbox's writable roots is applied without asking (except under `untrusted`);
+//! anything else asks, and "approved for this session" covers later patches that touch only
+//! already-approved paths. When the sandbox is active, an auto-approved patch is applied by
+//! the `apply_patch` virtual command running inside the sandbox; an approved one, or one under
+//! no sandbox, is applied in-process. Either way it is all-or-nothing.
+//!
+//! A model that runs `apply_patch …` through a shell tool ends up here too (see
+//! [`intercept_shell_patch`]).
+
+use crate::tools::call::{ToolError, ToolOutput, ToolPayload};
+use crate::tools::context::ToolInvocation;
+use crate::tools::orchestrator::{Attempt, CommandPlan};
+use crate::tools::registry::ToolHandler;
+use async_trait::async_trait;
+use osprey_apply_patch::{
+    ApplyError, ChangeKind, Patch, VerifiedPatch, apply_verified,
+    maybe_parse_apply_patch_invocation, parse_patch, verify_patch,
+};
+use osprey_config::ApplyPatchToolType;
+use osprey_process::{ExecExpiration, OutputCaps, run_to_completion};
+use osprey_protocol::{
+    ApprovalRequest, ApprovalRequestKind, AskForApproval, EventMsg, FileChangeKind,
+    FileChangeSummary, ItemStatus, ReviewDecision, SandboxPolicy, ThreadItem,
+};
+use osprey_tools::{ApplyPatchArgs, ToolSpec, parse_arguments};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+pub struct ApplyPatchHandler {
+    pub tool_type: ApplyPatchToolType,
+}
+
+#[async_trait]
+impl ToolHandler for ApplyPatchHandler {
+    fn spec(&self) -> ToolSpec {
+        match self.tool_type {
+            ApplyPatchToolType::Freeform => {
+                osprey_tools::apply_patch_freeform_spec(osprey_apply_patch::PATCH_LARK_GRAMMAR)
+            }
+            ApplyPatchToolType::Function => osprey_tools::apply_patch_function_spec(),
+        }
+    }
+
+    async fn handle(&self, inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
+        let text = match &inv.call.payload {
+            ToolPayload::Custom { input } => input.clone(),
+            ToolPayload::Function { arguments } => {
+                let args: ApplyPatchArgs = parse_arguments("apply_patch", arguments)
+                    .map_err(|e| ToolError::RespondToModel(e.to_string()))?;
+                args.input
+            }
+            ToolPayload::LocalShell { .. } => {
+                return Err(ToolError::RespondToModel(
+                    "apply_patch takes the patch text as its input".to_string(),
+                ));
+            }
+        };
+        let cwd = inv.turn.cwd.clone();
+        run_patch(&inv, parse_patch(&text), &text, &cwd).await
+    }
+}
+
+/// If `argv` is an `apply_patch` invocation (also inside `bash -lc`), applies it as the tool
+/// would and returns the output; otherwise `None` and the command runs normally.
+pub async fn intercept_shell_patch(
+    inv: &ToolInvocation,
+    argv: &[String],
+    cwd: &Path,
+) -> Option<Result<ToolOutput, ToolError>> {
+    let parsed = maybe_parse_apply_patch_invocation(argv)?;
+    Some(match parsed {
+        Ok(invocation) => {
+            let dir = match invocation.workdir.as_deref() {
+                Some(dir) if Path::new(dir).is_absolute() => PathBuf::from(dir),
+                Some(dir) => cwd.join(dir),
+                None => cwd.to_path_buf(),
+            };
+            let text = invocation.patch.text.clone();
+            run_patch(inv, Ok(invocation.patch), &text, &dir).await
+        }
+        Err(e) => Err(ToolError::RespondToModel(format!(
+            "apply_patch verification failed: {e}"
+        ))),
+    })
+}
+
+async fn run_patch(
+    inv: &ToolInvocation,
+    parsed: Result<Patch, osprey_apply_patch::ParseError>,
+    text: &str,
+    cwd: &Path,
+) -> Result<ToolOutput, ToolError> {
+    let started = Instant::now();
+    let item_id = inv.services.events.next_item_id("patch");
+    let patch = match parsed {
+        Ok(patch) => patch,
+        Err(e) => {
+            emit_file_change(
+                inv,
+                &item_id,
+                Vec::new(),
+                ItemStatus::Failed,
+                Some(e.to_string()),
+            );
+            return Err(ToolError::RespondToModel(format!(
+                "apply_patch verification failed: {e}"
+            )));
+        }
+    };
+    let verified = match verify_patch(&patch, cwd, None) {
+        Ok(v) => v,
+        Err(e) => {
+            let changes = planned_changes(&patch, cwd);
+            emit_file_change(
+                inv,
+                &item_id,
+                changes,
+                ItemStatus::Failed,
+                Some(e.to_string()),
+            );
+            return Err(ToolError::RespondToModel(format!(
+                "apply_patch verification failed: {e}"
+            )));
+        }
+    };
+    let changes = summaries(&verified);
+
+    // Approval, keyed by absolute path.
+    let turn = &inv.turn;
+    let touched: Vec<PathBuf> = verified.touched_paths().to_vec();
+    let outside: Vec<&PathBuf> = touched
+        .iter()
+        .filter(|p| !is_writable(&turn.sandbox_policy, &turn.cwd, p))
+        .collect();
+    let approvals = &inv.services.approvals;
+    let all_cached = touched
+        .iter()
+        .all(|p| approvals.is_approved_for_session(&patch_key(p)));
+    let needs_approval =
+        !all_cached && (turn.approval_policy == AskForApproval::Untrusted || !outside.is_empty());
+    let mut approved_by_user = all_cached && !outside.is_empty();
+    if needs_approval {
+        let reason = if outside.is_empty() {
+            "the approval policy asks before every file change".to_string()
+        } else {
+            format!(
+                "the patch writes outside the sandbox's writable roots: {}",
+                outside
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        if turn.approval_policy == AskForApproval::Never {
+            let message = format!(
+                "The patch was not applied: {reason}, and the approval policy is `never`. Change only files inside the writable roots."
+            );
+            emit_file_change(
+                inv,
+                &item_id,
+                changes,
+                ItemStatus::Declined,
+                Some(message.clone()),
+            );
+            return Err(ToolError::RespondToModel(message));
+        }
+        let request = ApprovalRequest {
+            id: inv.call.call_id.clone(),
+            call_id: inv.call.call_id.clone(),
+            kind: ApprovalRequestKind::Patch {
+                changes: changes.clone(),
+            },
+            cwd: cwd.to_path_buf(),
+            reason,
+            available_decisions: vec![
+                ReviewDecision::Approved,
+                ReviewDecision::ApprovedForSession,
+                ReviewDecision::Denied,
+                ReviewDecision::Abort,
+            ],
+        };
+        let decision = approvals
+            .request(&inv.services.events, &turn.turn_id, request, &inv.cancel)
+            .await;
+        match decision {
+            ReviewDecision::Approved | ReviewDecision::ApprovedExecpolicyAmendment { .. } => {}
+            ReviewDecision::ApprovedForSession => {
+                for path in &touched {
+                    approvals.approve_for_session(patch_key(path));
+                }
+            }
+            ReviewDecision::Denied => {
+                let message =
+                    "The user declined this patch; nothing was changed. Do not apply it again; ask the user what to do instead.".to_string();
+                emit_file_change(
+                    inv,
+                    &item_id,
+                    changes,
+                    ItemStatus::Declined,
+                    Some(message.clone()),
+                );
+                return Err(ToolError::RespondToModel(message));
+            }
+            ReviewDecision::Abort => {
+                emit_file_change(inv, &item_id, changes, ItemStatus::Declined, None);
+                return Err(ToolError::Fatal(
+                    "the user stopped the turn at a patch approval".to_string(),
+                ));
+            }
+        }
+        approved_by_user = true;
+    }
+
+    // Apply: inside the sandbox when it is active and the user did not approve leaving it.
+    let sandbox_active = inv
+        .services
+        .orchestrator
+        .sandbox
+        .is_active(&turn.sandbox_policy);
+    let result = match (
+        &inv.services.osprey_exe,
+        sandbox_active && !approved_by_user,
+    ) {
+        (Some(exe), true) => apply_in_sandbox(inv, exe, text, cwd).await,
+        _ => apply_in_process(&verified).await,
+    };
+    match result {
+        Ok(summary) => {
+            emit_file_change(inv, &item_id, changes, ItemStatus::Completed, None);
+            Ok(ToolOutput::success(format!(
+                "Exit code: 0\nWall time: {:.1} seconds\nOutput:\n{summary}",
+                started.elapsed().as_secs_f64()
+            )))
+        }
+        Err(message) => {
+            emit_file_change(
+                inv,
+                &item_id,
+                changes,
+                ItemStatus::Failed,
+                Some(message.clone()),
+            );
+            Err(ToolError::RespondToModel(message))
+        }
+    }
+}
+
+async fn apply_in_process(verified: &VerifiedPatch) -> Result<String, String> {
+    let verified = verified.clone();
+    tokio::task::spawn_blocking(move || {
+        apply_verified(&verified)
+            .map(|summary| summary.text)
+            .map_err(|e: ApplyError| format!("apply_patch failed: {e}"))
+    })
+    .await
+    .map_err(|e| format!("apply_patch stopped unexpectedly: {e}"))?
+}
+
+/// Runs the `apply_patch` virtual command inside the sandbox.
+async fn apply_in_sandbox(
+    inv: &ToolInvocation,
+    exe: &Path,
+    text: &str,
+    cwd: &Path,
+) -> Result<String, String> {
+    let plan = CommandPlan {
+        argv: vec![
+            exe.display().to_string(),
+            "--osprey-run-as-apply-patch".to_string(),
+            text.to_string(),
+        ],
+        cwd: cwd.to_path_buf(),
+        env: inv.services.env.clone(),
+        escalation_requested: false,
+        justification: None,
+    };
+    let run = inv
+        .services
+        .orchestrator
+        .run_preapproved(inv, &plan, |request, _| async move {
+            let outcome = run_to_completion(
+                request,
+                ExecExpiration::timeout(Duration::from_secs(60)),
+                OutputCaps::default(),
+                None,
+            )
+            .await
+            .map_err(|e| ToolError::RespondToModel(e.to_string()))?;
+            let output = outcome.output_lossy();
+            Ok(Attempt {
+                exit_code: outcome.exit_code,
+                output,
+                value: outcome,
+            })
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+    let output = run.value.output_lossy();
+    if run.value.success() {
+        Ok(output)
+    } else if let Some(denial) = run.sandbox_denial {
+        Err(format!(
+            "apply_patch was blocked by the sandbox ({denial}); nothing was changed.\n{output}"
+        ))
+    } else {
+        Err(format!("apply_patch failed:\n{output}"))
+    }
+}
+
+fn patch_key(path: &Path) -> String {
+    format!("patch:{}", path.display())
+}
+
+/// Whether the sandbox policy lets commands write `path` (writable roots, minus `.git` and
+/// `.osprey` inside them).
+fn is_writable(policy: &SandboxPolicy, cwd: &Path, path: &Path) -> bool {
+    match policy {
+        SandboxPolicy::DangerFullAccess => true,
+        SandboxPolicy::ReadOnly => false,
+        SandboxPolicy::WorkspaceWrite { writable_roots, .. } => std::iter::once(cwd)
+            .chain(writable_roots.iter().map(PathBuf::as_path))
+            .any(|root| {
+                let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+                path.starts_with(&root)
+                    && !path
+                        .strip_prefix(&root)
+                        .map(|rest| {
+                            rest.components()
+                                .any(|c| matches!(c.as_os_str().to_str(), Some(".git" | ".osprey")))
+                        })
+                        .unwrap_or(true)
+            }),
+    }
+}
+
+fn summaries(verified: &VerifiedPatch) -> Vec<FileChangeSummary> {
+    verified
+        .changes()
+        .iter()
+        .map(|change| FileChangeSummary {
+            path: change
+                .move_to()
+                .unwrap_or_else(|| change.path())
+                .to_path_buf(),
+            kind: match change.kind() {
+                ChangeKind::Add => FileChangeKind::Add,
+                ChangeKind::Update => FileChangeKind::Update,
+                ChangeKind::Delete => FileChangeKind::Delete,
+            },
+            diff: Some(change.unified_diff()),
+            move_path: change.move_to().map(Path::to_path_buf),
+        })
+        .collect()
+}
+
+/// What a patch meant to change, for the failed item when verification fails.
+fn planned_changes(patch: &Patch, cwd: &Path) -> Vec<FileChangeSummary> {
+    patch
+        .operations
+        .iter()
+        .map(|op| {
+            let path = op.path();
+            let path = if path.is_absolute() {
+                path.clone()
+            } else {
+                cwd.join(path)
+            };
+            let kind = match op {
+                osprey_apply_patch::FileOp::Add { .. } => FileChangeKind::Add,
+                osprey_apply_patch::FileOp::Delete { .. } => FileChangeKind::Delete,
+                osprey_apply_patch::FileOp::Update { .. } => FileChangeKind::Update,
+            };
+            FileChangeSummary {
+                path,
+                kind,
+                diff: None,
+                move_path: None,
+            }
+        })
+        .collect()
+}
+
+fn emit_file_change(
+    inv: &ToolInvocation,
+    id: &str,
+    changes: Vec<FileChangeSummary>,
+    status: ItemStatus,
+    error: Option<String>,
+) {
+    inv.emit(EventMsg::ItemCompleted {
+        item: ThreadItem::FileChange {
+            id: id.to_string(),
+            changes,
+            status,
+            error,
+        },
+    });
+}
