@@ -1,0 +1,212 @@
+//! Escape attempts. Each runs under every confined policy and must fail closed: the
+//! protected state is checked afterwards, not only the exit code.
+
+use pretty_assertions::assert_eq;
+
+use super::common::{CONFINED, Fixture, Outsider};
+
+#[test]
+fn writing_outside_the_roots_fails() {
+    for (name, policy) in CONFINED {
+        let fx = Fixture::new();
+        let run = fx.run(
+            policy,
+            r#"echo pwned > "$OUT/new"; echo pwned >> "$OUT/victim"; mkdir "$OUT/dir"; rm -f "$OUT/victim"; touch /etc/osprey-escape"#,
+            &[],
+        );
+        assert_ne!(run.code, 0, "{name}: {run:?}");
+        assert!(
+            !fx.outside.join("new").exists(),
+            "{name}: created a file outside"
+        );
+        assert!(
+            !fx.outside.join("dir").exists(),
+            "{name}: created a dir outside"
+        );
+        assert_eq!(fx.read(&fx.outside.join("victim")), "original\n", "{name}");
+        assert!(
+            !std::path::Path::new("/etc/osprey-escape").exists(),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn git_and_osprey_stay_read_only() {
+    for (name, policy) in CONFINED {
+        let fx = Fixture::new();
+        let config = fx.read(&fx.root.join(".git/config"));
+        let run = fx.run(
+            policy,
+            r#"echo '[core] hooksPath=/x' >> .git/config
+               echo evil > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit
+               mv .git .git-away; rm -rf .git; mv .osprey .osprey-away
+               echo 'approval_policy = "never"' > .osprey/config.toml; touch .osprey/new
+               exit 1"#,
+            &[],
+        );
+        assert_eq!(run.code, 1, "{name}: {run:?}");
+        assert_eq!(fx.read(&fx.root.join(".git/config")), config, "{name}");
+        assert!(!fx.root.join(".git/hooks/pre-commit").exists(), "{name}");
+        assert!(!fx.root.join(".git-away").exists(), "{name}");
+        assert!(fx.root.join(".git/HEAD").exists(), "{name}");
+        assert!(!fx.root.join(".osprey-away").exists(), "{name}");
+        assert!(!fx.root.join(".osprey/new").exists(), "{name}");
+        assert_eq!(
+            fx.read(&fx.root.join(".osprey/config.toml")),
+            "model = \"x\"\n",
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn gitdir_pointer_target_stays_read_only() {
+    for (name, policy) in CONFINED {
+        let fx = Fixture::new();
+        std::fs::rename(fx.root.join(".git"), fx.root.join("meta")).unwrap();
+        std::fs::write(fx.root.join(".git"), "gitdir: meta\n").unwrap();
+        let run = fx.run(
+            policy,
+            r#"git status >/dev/null || exit 9; echo x >> meta/config; echo x > .git; exit 1"#,
+            &[],
+        );
+        assert_eq!(run.code, 1, "{name}: {run:?}");
+        assert!(
+            !fx.read(&fx.root.join("meta/config")).contains("\nx\n"),
+            "{name}"
+        );
+        assert_eq!(fx.read(&fx.root.join(".git")), "gitdir: meta\n", "{name}");
+    }
+}
+
+#[test]
+fn symlinks_and_hard_links_do_not_reach_outside() {
+    for (name, policy) in CONFINED {
+        let fx = Fixture::new();
+        std::os::unix::fs::symlink(fx.outside.join("victim"), fx.root.join("planted")).unwrap();
+        let run = fx.run(
+            policy,
+            r#"ln -s "$OUT/victim" link; echo pwned > link; echo pwned > planted
+               ln -s "$OUT" dirlink; echo pwned > dirlink/new
+               ln "$OUT/victim" hard; echo pwned >> hard
+               exit 1"#,
+            &[],
+        );
+        assert_eq!(run.code, 1, "{name}: {run:?}");
+        assert_eq!(
+            fx.read(&fx.outside.join("victim")),
+            "original\n",
+            "{name}: {run:?}"
+        );
+        assert!(!fx.outside.join("new").exists(), "{name}");
+        use std::os::unix::fs::MetadataExt;
+        let links = std::fs::metadata(fx.outside.join("victim"))
+            .unwrap()
+            .nlink();
+        assert_eq!(links, 1, "{name}: hard link to an outside file");
+    }
+}
+
+#[test]
+fn the_root_cannot_be_renamed_or_replaced() {
+    for (name, policy) in CONFINED {
+        let fx = Fixture::new();
+        std::fs::create_dir(fx.outside.join("decoy")).unwrap();
+        let run = fx.run(
+            policy,
+            r#"cd /; mv "$ROOT" "$ROOT.moved"; mv "$ROOT" "$OUT/stolen"
+               python3 -c 'import os,sys; os.rename(sys.argv[1], sys.argv[2])' "$OUT/decoy" "$ROOT"
+               mkdir -p "$ROOT/sub" && mv -T "$ROOT/sub" "$ROOT"
+               exit 1"#,
+            &[],
+        );
+        assert_eq!(run.code, 1, "{name}: {run:?}");
+        assert_eq!(fx.read(&fx.root.join("README")), "hello\n", "{name}");
+        assert!(fx.outside.join("decoy").is_dir(), "{name}");
+        assert!(!fx.outside.join("stolen").exists(), "{name}");
+    }
+}
+
+#[test]
+fn proc_paths_do_not_reach_outside() {
+    for (name, policy) in CONFINED {
+        let fx = Fixture::new();
+        let outsider = Outsider::start(&fx.outside);
+        let run = fx.run(
+            policy,
+            r#"echo pwned > "/proc/self/root$OUT/a"; echo pwned > "/proc/$PID/cwd/b"
+               echo pwned >> "/proc/$PID/cwd/victim"; echo pwned > "/proc/$$/root$OUT/c"
+               exit 1"#,
+            &[("PID", outsider.pid())],
+        );
+        assert_eq!(run.code, 1, "{name}: {run:?}");
+        for f in ["a", "b", "c"] {
+            assert!(!fx.outside.join(f).exists(), "{name}: wrote {f} via /proc");
+        }
+        assert_eq!(fx.read(&fx.outside.join("victim")), "original\n", "{name}");
+    }
+}
+
+#[test]
+fn namespaces_and_mounts_are_refused() {
+    for (name, policy) in CONFINED {
+        let fx = Fixture::new();
+        let run = fx.run(
+            policy,
+            r#"ok=0
+               for c in "unshare -r true" "unshare -m true" "unshare -n true" "unshare -U true" \
+                        "mount -t tmpfs none $TMPDIR" "umount /proc" "chroot / true"; do
+                 if $c 2>/dev/null; then echo "ESCAPED: $c"; ok=1; fi
+               done
+               python3 -c 'import os; os.unshare(os.CLONE_NEWUSER)' 2>/dev/null && echo "ESCAPED: os.unshare"
+               exit $ok"#,
+            &[],
+        );
+        assert!(!run.stdout.contains("ESCAPED"), "{name}: {run:?}");
+        assert_eq!(run.code, 0, "{name}: {run:?}");
+    }
+}
+
+#[test]
+fn ptrace_of_an_outside_process_is_refused() {
+    for (name, policy) in CONFINED {
+        let fx = Fixture::new();
+        let outsider = Outsider::start(&fx.outside);
+        let run = fx.run(
+            policy,
+            r#"timeout 5 strace -p "$PID" -e trace=none 2>/dev/null && echo "ESCAPED: strace -p"
+               python3 - "$PID" <<'PY'
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+PTRACE_ATTACH = 16
+if libc.ptrace(PTRACE_ATTACH, int(sys.argv[1]), None, None) == 0:
+    print("ESCAPED: ptrace attach")
+PY
+               timeout 5 strace -f true 2>/dev/null && echo "ESCAPED: strace own child"
+               kill -STOP "$PID" 2>/dev/null && echo "ESCAPED: signal outside"
+               exit 0"#,
+            &[("PID", outsider.pid())],
+        );
+        assert!(!run.stdout.contains("ESCAPED"), "{name}: {run:?}");
+        assert_eq!(run.code, 0, "{name}: {run:?}");
+    }
+}
+
+#[test]
+fn denials_are_explained_to_the_model() {
+    let fx = Fixture::new();
+    let run = fx.run(
+        &["--policy", "workspace-write"],
+        r#"echo x > "$OUT/f""#,
+        &[],
+    );
+    let policy = osprey_sandboxing::SandboxPolicy::WorkspaceWrite {
+        writable_roots: vec![],
+        network_access: false,
+        exclude_tmpdir_env_var: false,
+        exclude_slash_tmp: false,
+    };
+    let note = osprey_sandboxing::detect_denial(&policy, Some(run.code), &run.output());
+    assert!(note.is_some_and(|n| n.contains("sandbox")), "{run:?}");
+}

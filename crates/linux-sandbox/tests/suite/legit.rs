@@ -1,0 +1,107 @@
+//! What must keep working inside the sandbox: builds, git, temp files, reading the
+//! system, pipes, and the exit code passing through.
+
+use pretty_assertions::assert_eq;
+
+use super::common::{CONFINED, Fixture, writers};
+
+const MAKEFILE: &str = "hello: main.o util.o\n\tcc -o hello main.o util.o\n\n%.o: %.c\n\tcc -O1 -c $< -o $@\n\nclean:\n\trm -f hello *.o\n";
+const MAIN_C: &str = "#include <stdio.h>\nint twice(int);\nint main(void) { printf(\"hello %d\\n\", twice(21)); return 0; }\n";
+const UTIL_C: &str = "int twice(int x) { return 2 * x; }\n";
+
+#[test]
+fn a_c_project_builds_and_runs() {
+    for (name, policy) in writers() {
+        let fx = Fixture::new();
+        let src = fx.root.join("src");
+        std::fs::create_dir(&src).unwrap();
+        std::fs::write(
+            fx.root.join("Makefile"),
+            MAKEFILE.replace("main.o util.o", "src/main.o src/util.o"),
+        )
+        .unwrap();
+        std::fs::write(src.join("main.c"), MAIN_C).unwrap();
+        std::fs::write(src.join("util.c"), UTIL_C).unwrap();
+        // With the temp dirs excluded, the compiler needs a temp dir in the workspace.
+        let script = "export TMPDIR=$ROOT/.build-tmp; mkdir -p $TMPDIR; make -s && ./hello && make -s clean && test ! -e hello";
+        let run = fx.run(policy, script, &[]);
+        assert_eq!(run.stdout, "hello 42\n", "{name}: {run:?}");
+        assert_eq!(run.code, 0, "{name}: {run:?}");
+    }
+}
+
+#[test]
+fn git_reads_work_everywhere() {
+    for (name, policy) in CONFINED {
+        let fx = Fixture::new();
+        let run = fx.run(
+            policy,
+            "git status --short && git log --oneline | wc -l && git diff --stat",
+            &[],
+        );
+        assert_eq!(run.stdout.trim(), "1", "{name}: {run:?}");
+        assert_eq!(run.code, 0, "{name}: {run:?}");
+    }
+}
+
+#[test]
+fn workspace_and_temp_files_are_writable() {
+    for (name, policy) in writers() {
+        let fx = Fixture::new();
+        let tmp_ok = !name.ends_with("no-tmp");
+        let run = fx.run(
+            policy,
+            r#"echo a > new.txt && mkdir -p d/e && mv new.txt d/e/ && rm -r d && echo ws-ok
+               f=$(mktemp) && echo t > "$f" && rm "$f" && echo tmpdir-ok
+               f=/tmp/osprey-sbx-$$ && echo t > "$f" && rm "$f" && echo slash-tmp-ok
+               true"#,
+            &[],
+        );
+        let expected = if tmp_ok {
+            "ws-ok\ntmpdir-ok\nslash-tmp-ok\n"
+        } else {
+            "ws-ok\n"
+        };
+        assert_eq!(run.stdout, expected, "{name}: {run:?}");
+    }
+}
+
+#[test]
+fn read_only_cannot_write_the_workspace() {
+    for (name, policy) in CONFINED.iter().filter(|(n, _)| n.starts_with("read-only")) {
+        let fx = Fixture::new();
+        let run = fx.run(policy, "echo x > new.txt; mktemp; echo x >> README", &[]);
+        assert_ne!(run.code, 0, "{name}: {run:?}");
+        assert!(!fx.root.join("new.txt").exists(), "{name}");
+        assert_eq!(fx.read(&fx.root.join("README")), "hello\n", "{name}");
+    }
+}
+
+#[test]
+fn system_files_pipes_and_devices_work() {
+    for (name, policy) in CONFINED {
+        let fx = Fixture::new();
+        let run = fx.run(
+            policy,
+            r#"head -c0 /etc/passwd && ls /usr/bin >/dev/null && echo abc | tr a-z A-Z | grep -c ABC
+               python3 -c 'import subprocess; print(subprocess.run(["echo","sub"],capture_output=True,text=True).stdout.strip())'
+               python3 -c 'import socket; a,b=socket.socketpair(); a.sendall(b"pair"); print(b.recv(4).decode())'
+               head -c 4 /dev/zero | wc -c; echo quiet > /dev/null; uname >/dev/null; exit 42"#,
+            &[],
+        );
+        assert_eq!(run.stdout, "1\nsub\npair\n4\n", "{name}: {run:?}");
+        assert_eq!(run.code, 42, "{name}: exit code passes through");
+    }
+}
+
+#[test]
+fn danger_full_access_is_not_confined() {
+    let fx = Fixture::new();
+    let run = fx.run(
+        &["--policy", "danger-full-access"],
+        r#"echo changed > "$OUT/victim""#,
+        &[],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(fx.read(&fx.outside.join("victim")), "changed\n");
+}

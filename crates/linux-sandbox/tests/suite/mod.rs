@@ -1,0 +1,5 @@
+mod common;
+mod escape;
+mod legit;
+mod network;
+mod split;
