@@ -26,3 +26,41 @@ fi
 echo "export OSPREY_CODEX_BIN='$codex_bin'"
 echo "export OSPREY_NPM_DIR='$npm_dir'"
 echo "export OSPREY_REQUIRE_REFERENCE=1"
+
+# MCP reference servers for crates/mcp: the official "everything" test server (npm, same
+# folder as Codex) and the Python `mcp` SDK (in a venv) that runs tests/servers/*.py.
+MCP_EVERYTHING_VERSION="2026.8.31"
+PY_MCP_VERSION="2.3.0"
+if [ ! -f "$npm_dir/.installed-everything-$MCP_EVERYTHING_VERSION" ]; then
+  (cd "$npm_dir" && npm install --no-audit --no-fund --loglevel=error --prefix . \
+    "@modelcontextprotocol/server-everything@$MCP_EVERYTHING_VERSION" >&2)
+  touch "$npm_dir/.installed-everything-$MCP_EVERYTHING_VERSION"
+fi
+everything_pkg="$npm_dir/node_modules/@modelcontextprotocol/server-everything"
+# An interrupted or racing npm run has been seen to leave the SDK without its .js files; check
+# that the modules the server imports load, and reinstall once if they do not.
+everything_loads() {
+  (cd "$everything_pkg" && node --input-type=module -e \
+    'await import("@modelcontextprotocol/sdk/server/stdio.js"); await import("@modelcontextprotocol/sdk/server/streamableHttp.js"); await import("@modelcontextprotocol/sdk/server/mcp.js")') >/dev/null 2>&1
+}
+if ! everything_loads; then
+  rm -rf "$npm_dir/node_modules/@modelcontextprotocol" "$npm_dir/node_modules/ajv"
+  (cd "$npm_dir" && npm install --no-audit --no-fund --loglevel=error --prefix . >&2)
+  if ! everything_loads; then
+    echo "install-test-deps: @modelcontextprotocol/server-everything cannot load its SDK under $npm_dir" >&2
+    exit 1
+  fi
+fi
+everything_js=$(node -e 'const p=require(process.argv[1]+"/package.json"); const b=typeof p.bin==="string"?p.bin:Object.values(p.bin||{})[0]; process.stdout.write(require("path").resolve(process.argv[1], b||p.main))' "$everything_pkg")
+if [ ! -f "$everything_js" ]; then
+  echo "install-test-deps: server-everything's entry script was not found under $everything_pkg" >&2
+  exit 1
+fi
+py_dir="$cache/py-mcp-$PY_MCP_VERSION"
+if [ ! -x "$py_dir/bin/python" ] || [ ! -f "$py_dir/.installed" ]; then
+  python3 -m venv "$py_dir" >&2
+  "$py_dir/bin/pip" install --quiet --disable-pip-version-check "mcp==$PY_MCP_VERSION" >&2
+  touch "$py_dir/.installed"
+fi
+echo "export OSPREY_MCP_EVERYTHING='$everything_js'"
+echo "export OSPREY_PY_MCP='$py_dir/bin/python'"
