@@ -15,6 +15,7 @@
 pub mod approvals;
 mod error;
 pub mod events;
+pub mod exec_policy;
 pub mod prompt;
 mod session;
 mod thread_manager;

@@ -3,9 +3,10 @@
 use crate::approvals::ApprovalBroker;
 use crate::error::CoreError;
 use crate::events::EventEmitter;
+use crate::exec_policy::ExecPolicy;
 use crate::prompt::DEFAULT_BASE_INSTRUCTIONS;
 use crate::session::{self, EventReceiver, Session, ThreadSettings};
-use crate::tools::orchestrator::{AllowAll, NoSandbox, Orchestrator};
+use crate::tools::orchestrator::{NoSandbox, Orchestrator};
 use crate::tools::unified_exec::UnifiedExecSessions;
 use crate::tools::{self, context::SessionServices};
 use osprey_config::Config;
@@ -44,6 +45,7 @@ pub struct ThreadManager {
     threads: Mutex<HashMap<ThreadId, Arc<OspreyThread>>>,
     env: HashMap<String, String>,
     osprey_exe: Option<std::path::PathBuf>,
+    ignore_rules: bool,
 }
 
 impl ThreadManager {
@@ -53,7 +55,14 @@ impl ThreadManager {
             threads: Mutex::new(HashMap::new()),
             env,
             osprey_exe: None,
+            ignore_rules: false,
         }
+    }
+
+    /// Skip exec-policy rules files (`--ignore-rules`).
+    pub fn ignore_rules(mut self, ignore: bool) -> Self {
+        self.ignore_rules = ignore;
+        self
     }
 
     /// The `osprey` executable, which the agent re-enters for sandboxed helpers.
@@ -95,6 +104,16 @@ impl ThreadManager {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "sh".to_string());
         let max_sessions = config.tools.unified_exec_max_sessions;
+        let (policy, rule_errors) = if self.ignore_rules {
+            (ExecPolicy::without_rules(), Vec::new())
+        } else {
+            let trusted = config
+                .active_project_trusted
+                .then_some(config.project_root.as_path());
+            let dirs = ExecPolicy::default_dirs(&config.osprey_home, trusted);
+            let amend = config.osprey_home.join("rules").join("default.rules");
+            ExecPolicy::load(&dirs, Some(amend))
+        };
         let session = Arc::new(Session {
             thread_id,
             config: Arc::new(config),
@@ -103,7 +122,7 @@ impl ThreadManager {
             services: Arc::new(SessionServices {
                 events,
                 approvals: ApprovalBroker::default(),
-                orchestrator: Orchestrator::new(Arc::new(AllowAll), Arc::new(NoSandbox)),
+                orchestrator: Orchestrator::new(Arc::new(policy), Arc::new(NoSandbox)),
                 unified_exec: UnifiedExecSessions::new(max_sessions),
                 env: self.env.clone(),
                 shell,
@@ -117,6 +136,16 @@ impl ThreadManager {
             turn_counter: Mutex::new(0),
         });
         session::emit_thread_started(&session, None);
+        for error in rule_errors {
+            session.events().emit(
+                None,
+                osprey_protocol::EventMsg::Warning {
+                    message: format!(
+                        "rules file not loaded: {error}. Until it is fixed, commands no rule allows need approval."
+                    ),
+                },
+            );
+        }
         tokio::spawn(session::run_session(session, op_rx));
         let thread = Arc::new(OspreyThread {
             id: thread_id,

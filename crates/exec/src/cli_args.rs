@@ -50,6 +50,10 @@ pub struct ExecCli {
     #[arg(long)]
     pub oss: bool,
 
+    /// Do not load exec-policy rules files (`$OSPREY_HOME/rules`, the project's `.osprey/rules`).
+    #[arg(long)]
+    pub ignore_rules: bool,
+
     /// Do not write a session file.
     #[arg(long)]
     pub ephemeral: bool,

@@ -150,7 +150,7 @@ async fn run(
         ColorArg::Never => false,
         ColorArg::Auto => !env.contains_key("NO_COLOR") && std::io::stderr().is_terminal(),
     };
-    let mut manager = ThreadManager::new(env);
+    let mut manager = ThreadManager::new(env).ignore_rules(cli.ignore_rules);
     if let Ok(exe) = std::env::current_exe() {
         manager = manager.with_osprey_exe(exe);
     }

@@ -50,7 +50,12 @@ pub trait CommandPolicy: Send + Sync {
 
     /// Whether an amendment can be offered for this command (a single plain command that no
     /// rule matches yet).
-    fn can_offer_amendment(&self, argv: &[String]) -> Option<Vec<String>>;
+    /// `suggested` is the model's `prefix_rule`, used when it is a prefix of the command.
+    fn can_offer_amendment(
+        &self,
+        argv: &[String],
+        suggested: Option<&[String]>,
+    ) -> Option<Vec<String>>;
 }
 
 /// Confines a request to a sandbox policy. Implemented by the sandboxing layer.
@@ -83,7 +88,7 @@ impl CommandPolicy for AllowAll {
     fn amend(&self, _prefix: &[String]) -> Result<(), String> {
         Err("this session has no exec-policy rules file to amend".to_string())
     }
-    fn can_offer_amendment(&self, _argv: &[String]) -> Option<Vec<String>> {
+    fn can_offer_amendment(&self, _: &[String], _: Option<&[String]>) -> Option<Vec<String>> {
         None
     }
 }
@@ -117,6 +122,8 @@ pub struct CommandPlan {
     /// The model asked to run it outside the sandbox.
     pub escalation_requested: bool,
     pub justification: Option<String>,
+    /// The model's suggested rule prefix for "don't ask again".
+    pub prefix_rule: Option<Vec<String>>,
 }
 
 /// What one attempt produced, plus what the orchestrator needs to spot a sandbox denial.
@@ -310,7 +317,9 @@ impl Orchestrator {
         if approvals.is_approved_for_session(&cache_key) {
             return Ok(());
         }
-        let amendment = self.policy.can_offer_amendment(&plan.argv);
+        let amendment = self
+            .policy
+            .can_offer_amendment(&plan.argv, plan.prefix_rule.as_deref());
         let mut available = vec![ReviewDecision::Approved, ReviewDecision::ApprovedForSession];
         if let Some(prefix) = amendment.clone() {
             available.push(ReviewDecision::ApprovedExecpolicyAmendment { prefix });

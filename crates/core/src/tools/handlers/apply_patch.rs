@@ -279,6 +279,7 @@ async fn apply_in_sandbox(
         env: inv.services.env.clone(),
         escalation_requested: false,
         justification: None,
+        prefix_rule: None,
     };
     let run = inv
         .services

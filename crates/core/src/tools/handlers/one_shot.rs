@@ -23,6 +23,7 @@ pub struct OneShot {
     pub timeout_ms: Option<u64>,
     pub escalation_requested: bool,
     pub justification: Option<String>,
+    pub prefix_rule: Option<Vec<String>>,
     pub max_output_tokens: usize,
 }
 
@@ -48,6 +49,7 @@ pub async fn run_one_shot(inv: &ToolInvocation, shot: OneShot) -> Result<ToolOut
         env,
         escalation_requested: shot.escalation_requested,
         justification: shot.justification.clone(),
+        prefix_rule: shot.prefix_rule.clone(),
     };
     let timeout = Duration::from_millis(
         shot.timeout_ms

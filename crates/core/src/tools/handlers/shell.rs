@@ -28,6 +28,7 @@ impl ToolHandler for ShellHandler {
                 timeout_ms: action.timeout_ms,
                 escalation_requested: false,
                 justification: None,
+                prefix_rule: None,
                 max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
             },
             ToolPayload::Function { arguments } => {
@@ -40,6 +41,7 @@ impl ToolHandler for ShellHandler {
                     workdir: args.workdir,
                     timeout_ms: args.timeout_ms,
                     justification: args.justification,
+                    prefix_rule: args.prefix_rule,
                     max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
                 }
             }
@@ -82,6 +84,7 @@ impl ToolHandler for ShellCommandHandler {
                 workdir: args.workdir,
                 timeout_ms: args.timeout_ms,
                 justification: args.justification,
+                prefix_rule: args.prefix_rule,
                 max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
             },
         )

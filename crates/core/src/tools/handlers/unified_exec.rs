@@ -96,6 +96,7 @@ impl ToolHandler for ExecCommandHandler {
             escalation_requested: args.sandbox_permissions()
                 == SandboxPermissions::RequireEscalated,
             justification: args.justification.clone(),
+            prefix_rule: args.prefix_rule.clone(),
         };
         let yield_for = Duration::from_millis(args.yield_time_ms());
         let max_tokens = args.max_output_tokens();
