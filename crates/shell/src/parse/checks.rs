@@ -32,7 +32,12 @@ pub(crate) fn syntax_error_message(root: Node, script: &str) -> String {
     match found {
         Some(node) => {
             let at = node.start_position();
-            let snippet: String = script[node.byte_range()].chars().take(30).collect();
+            let snippet: String = script
+                .get(node.byte_range())
+                .unwrap_or("")
+                .chars()
+                .take(30)
+                .collect();
             format!(
                 "the script has a shell syntax error at line {}, column {} (near `{snippet}`)",
                 at.row + 1,
@@ -103,57 +108,110 @@ pub(crate) fn check_line_continuations(root: Node, script: &str) -> Result<(), R
 /// hide there.
 pub(crate) fn check_substitutions_were_parsed(root: Node, script: &str) -> Result<(), Refusal> {
     let bytes = script.as_bytes();
+    if !bytes.iter().any(|&b| b == b'`' || b == b'$') {
+        return Ok(());
+    }
+    // One pass over the tree: where substitutions start, and which ranges are plain text
+    // or are re-parsed on their own (backquoted bodies).
+    let mut starts = Vec::new();
+    let mut covered = Vec::new();
+    let mut cursor = root.walk();
+    loop {
+        let node = cursor.node();
+        match node.kind() {
+            "command_substitution" | "arithmetic_expansion" => {
+                starts.push(node.start_byte());
+                if bytes.get(node.start_byte()) == Some(&b'`') {
+                    covered.push(node.start_byte()..node.end_byte());
+                }
+            }
+            "raw_string" | "comment" | "ansi_c_string" => covered.push(node.byte_range()),
+            "heredoc_redirect" => {
+                let quoted = node
+                    .children(&mut node.walk())
+                    .find(|child| child.kind() == "heredoc_start")
+                    .is_some_and(|start| {
+                        script
+                            .get(start.byte_range())
+                            .unwrap_or("")
+                            .contains(['\'', '"', '\\'])
+                    });
+                if quoted {
+                    covered.push(node.byte_range());
+                }
+            }
+            _ => {}
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        let mut done = false;
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                done = true;
+                break;
+            }
+        }
+        if done {
+            break;
+        }
+    }
+    starts.sort_unstable();
+    covered.sort_unstable_by_key(|range| range.start);
+    // Merge into disjoint ranges so a binary search answers "is this byte covered?".
+    let mut merged: Vec<std::ops::Range<usize>> = Vec::with_capacity(covered.len());
+    for range in covered {
+        match merged.last_mut() {
+            Some(last) if range.start <= last.end => last.end = last.end.max(range.end),
+            _ => merged.push(range),
+        }
+    }
+    let is_covered = |pos: usize| {
+        let index = merged.partition_point(|range| range.start <= pos);
+        index > 0 && merged[index - 1].contains(&pos)
+    };
     for (pos, &byte) in bytes.iter().enumerate() {
-        let len = match byte {
-            b'`' => 1,
-            b'$' if bytes.get(pos + 1) == Some(&b'(') => 2,
-            _ => continue,
-        };
+        let is_candidate = byte == b'`' || (byte == b'$' && bytes.get(pos + 1) == Some(&b'('));
+        if !is_candidate {
+            continue;
+        }
         let backslashes = bytes[..pos]
             .iter()
             .rev()
             .take_while(|&&b| b == b'\\')
             .count();
-        if backslashes % 2 == 1 {
+        if backslashes % 2 == 1 || is_covered(pos) || starts.binary_search(&pos).is_ok() {
             continue;
         }
-        let Some(mut node) = root.descendant_for_byte_range(pos, pos + len) else {
-            continue;
-        };
-        let accounted = loop {
-            match node.kind() {
-                "command_substitution" | "arithmetic_expansion"
-                    if node.start_byte() == pos
-                        || node.end_byte() == pos + 1
-                        || script[node.byte_range()].starts_with('`') =>
-                {
-                    break true;
-                }
-                "raw_string" | "comment" | "ansi_c_string" => break true,
-                "heredoc_redirect" => {
-                    let quoted = node
-                        .children(&mut node.walk())
-                        .find(|child| child.kind() == "heredoc_start")
-                        .is_some_and(|start| {
-                            script[start.byte_range()].contains(['\'', '"', '\\'])
-                        });
-                    break quoted;
-                }
-                _ => {}
-            }
-            match node.parent() {
-                Some(parent) => node = parent,
-                None => break false,
-            }
-        };
-        if !accounted {
-            let what = if byte == b'`' { "backquote" } else { "`$(`" };
-            return refuse(format!(
-                "a {what} at byte {pos} is not part of a command substitution the parser                  recognised, so a command could be hidden there"
-            ));
-        }
+        let what = if byte == b'`' { "backquote" } else { "`$(`" };
+        return refuse(format!(
+            "a {what} at byte {pos} is not part of a command substitution the parser \
+             recognised, so a command could be hidden there"
+        ));
     }
     Ok(())
+}
+
+/// Refuses trees nested deeper than `max` (computed without recursion), so later walks and
+/// parent lookups stay cheap.
+pub(crate) fn check_depth(root: Node, max: usize) -> Result<(), Refusal> {
+    let mut cursor = root.walk();
+    let mut depth = 0usize;
+    loop {
+        if cursor.goto_first_child() {
+            depth += 1;
+            if depth > max {
+                return refuse(format!("the script nests more than {max} levels deep"));
+            }
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                return Ok(());
+            }
+            depth -= 1;
+        }
+    }
 }
 
 /// tree-sitter-bash does not see backquotes in a heredoc body and can misread escapes
@@ -173,11 +231,17 @@ pub(crate) fn check_heredoc_body(node: Node, src: &str) -> Result<bool, Refusal>
     let (Some(start), Some(end)) = (start, end) else {
         return Ok(false);
     };
-    if src[start.byte_range()].contains(['\'', '"', '\\']) {
+    if src
+        .get(start.byte_range())
+        .unwrap_or("")
+        .contains(['\'', '"', '\\'])
+    {
         return Ok(false);
     }
     let after_start = start.end_byte();
-    let body_start = src[after_start..]
+    let body_start = src
+        .get(after_start..)
+        .unwrap_or("")
         .find('\n')
         .map_or(after_start, |offset| after_start + offset + 1);
     let body_end = end.start_byte().max(body_start);

@@ -146,6 +146,7 @@ pub(crate) fn analyse_script(
     if root.has_error() {
         return refuse(checks::syntax_error_message(root, script));
     }
+    checks::check_depth(root, 2 * MAX_TREE_DEPTH)?;
     checks::check_line_continuations(root, script)?;
     checks::check_substitutions_were_parsed(root, script)?;
     let mut walker = Walker {

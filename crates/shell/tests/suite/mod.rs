@@ -1,1 +1,2 @@
 mod corpus;
+mod robustness;
