@@ -8,6 +8,9 @@ use std::path::Path;
 use crate::helper_args::{HELPER_ARG0, HelperInvocation, HelperMode};
 use crate::{Confinement, FsAccess};
 
+/// Where the helper's symlink lives for bubblewrap without `--argv0`.
+const COMPAT_DIR: &str = "/dev/.osprey";
+
 /// Whether this `bwrap` binary understands `--argv0` (bubblewrap 0.9 and later). Found by
 /// looking for the option's name in the binary, so no process is started.
 pub fn bwrap_supports_argv0(bwrap: &Path) -> bool {
@@ -24,7 +27,9 @@ pub fn bwrap_supports_argv0(bwrap: &Path) -> bool {
 /// command also gets its own network namespace (loopback only).
 ///
 /// When `argv0_supported` is false (bubblewrap before 0.9), `--argv0` cannot name the
-/// helper, so the helper is started through `/bin/bash -c 'exec -a NAME "$0" "$@"'`.
+/// helper; instead a symlink named `osprey-linux-sandbox` to the helper is created in
+/// the sandbox's private `/dev` tmpfs and executed by that path, so `argv[0]` still ends
+/// in the helper's name (nothing is written to the host).
 pub fn bwrap_args(
     confinement: &Confinement,
     cwd: &Path,
@@ -84,8 +89,16 @@ pub fn bwrap_args(
     if argv0_supported {
         push(&[&"--argv0", &HELPER_ARG0, &"--", &helper_exe]);
     } else {
-        let script = format!("exec -a {HELPER_ARG0} \"$0\" \"$@\"");
-        push(&[&"--", &"/bin/bash", &"-c", &script, &helper_exe]);
+        let link = format!("{COMPAT_DIR}/{HELPER_ARG0}");
+        push(&[
+            &"--dir",
+            &COMPAT_DIR,
+            &"--symlink",
+            &helper_exe,
+            &link,
+            &"--",
+            &link,
+        ]);
     }
     args.extend(inner.to_args());
     args
@@ -181,15 +194,17 @@ mod tests {
             .iter()
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
-        let start = text.iter().position(|a| a == "/bin/bash").unwrap();
+        let start = text.iter().position(|a| a == "--symlink").unwrap();
         assert_eq!(
-            text[start - 1..start + 5],
+            text[start - 2..start + 6],
             [
-                "--",
-                "/bin/bash",
-                "-c",
-                "exec -a osprey-linux-sandbox \"$0\" \"$@\"",
+                "--dir",
+                "/dev/.osprey",
+                "--symlink",
                 "/opt/osprey",
+                "/dev/.osprey/osprey-linux-sandbox",
+                "--",
+                "/dev/.osprey/osprey-linux-sandbox",
                 "--inner"
             ]
         );
