@@ -29,7 +29,7 @@ pub(crate) async fn run_turn(
     if session.history_snapshot().is_empty() {
         session.record(initial_context(&session, &turn));
     }
-    let user_item = user_input_item(&input);
+    let user_item = user_input_item(&input, turn.config.tools.view_image_max_dimension);
     if let Some(text) = user_item.message_text() {
         events.emit(
             Some(&turn_id),
@@ -147,7 +147,7 @@ fn initial_context(session: &Session, turn: &TurnContext) -> Vec<ResponseItem> {
     items
 }
 
-fn user_input_item(input: &[UserInput]) -> ResponseItem {
+fn user_input_item(input: &[UserInput], max_image_dimension: u32) -> ResponseItem {
     let content = input
         .iter()
         .map(|part| match part {
@@ -155,9 +155,16 @@ fn user_input_item(input: &[UserInput]) -> ResponseItem {
             UserInput::Image { image_url } => ContentItem::InputImage {
                 image_url: image_url.clone(),
             },
-            UserInput::LocalImage { path } => ContentItem::InputText {
-                text: format!("[image: {}]", path.display()),
-            },
+            UserInput::LocalImage { path } => {
+                match osprey_tools::load_image_for_model(path, max_image_dimension) {
+                    Ok(image) => ContentItem::InputImage {
+                        image_url: image.data_url,
+                    },
+                    Err(e) => ContentItem::InputText {
+                        text: format!("[the image {} could not be attached: {e}]", path.display()),
+                    },
+                }
+            }
         })
         .collect();
     ResponseItem::message("user", content)

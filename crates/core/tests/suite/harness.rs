@@ -1,0 +1,84 @@
+//! A front end in miniature: start a thread, answer approvals with a script, collect events.
+
+use osprey_config::Config;
+use osprey_core::{OspreyThread, ThreadManager};
+use osprey_protocol::{Event, EventMsg, Op, ReviewDecision, UserInput};
+use osprey_test_support::TempHome;
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+pub fn manager(home: &TempHome) -> ThreadManager {
+    let env: HashMap<String, String> = home
+        .env()
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string_lossy().into_owned()))
+        .chain([
+            ("PATH".to_string(), std::env::var("PATH").unwrap_or_default()),
+            ("SHELL".to_string(), "/bin/bash".to_string()),
+        ])
+        .collect();
+    ThreadManager::new(env)
+}
+
+pub fn config(home: &TempHome, cwd: &Path) -> Config {
+    Config::for_tests(home.path(), cwd).expect("test config loads")
+}
+
+/// Submits one turn and answers each approval request with the next decision.
+/// Returns every event up to the end of the turn.
+pub async fn run_turn(
+    thread: &Arc<OspreyThread>,
+    prompt: &str,
+    mut decisions: Vec<ReviewDecision>,
+) -> Vec<Event> {
+    thread
+        .submit(Op::UserTurn {
+            items: vec![UserInput::Text {
+                text: prompt.to_string(),
+            }],
+            cwd: None,
+            approval_policy: None,
+            sandbox_policy: None,
+            model: None,
+            effort: None,
+            output_schema: None,
+        })
+        .await
+        .unwrap();
+    let mut events = Vec::new();
+    loop {
+        let event = tokio::time::timeout(std::time::Duration::from_secs(30), thread.next_event())
+            .await
+            .expect("an event within 30 s")
+            .expect("thread open");
+        let done = matches!(
+            event.msg,
+            EventMsg::TurnCompleted { .. } | EventMsg::TurnFailed { .. } | EventMsg::TurnAborted { .. }
+        );
+        if let EventMsg::ApprovalRequested(request) = &event.msg {
+            assert!(!decisions.is_empty(), "unexpected approval request: {request:?}");
+            let decision = decisions.remove(0);
+            thread
+                .submit(Op::ResolveApproval {
+                    id: request.id.clone(),
+                    decision,
+                })
+                .await
+                .unwrap();
+        }
+        events.push(event);
+        if done {
+            break;
+        }
+    }
+    assert!(decisions.is_empty(), "approvals expected but not requested: {decisions:?}");
+    events
+}
+
+pub fn approval_count(events: &[Event]) -> usize {
+    events
+        .iter()
+        .filter(|e| matches!(e.msg, EventMsg::ApprovalRequested(_)))
+        .count()
+}

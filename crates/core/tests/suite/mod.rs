@@ -1,0 +1,2 @@
+mod approvals;
+mod harness;
