@@ -49,6 +49,9 @@ pub fn is_known_safe(cmd: &PlainCommand) -> bool {
     }
     let args = &cmd.argv[1..];
     let any_dynamic = !cmd.dynamic_args.is_empty();
+    if evaluates_runtime_arithmetic(cmd) {
+        return false;
+    }
     match cmd.basename() {
         // Readers with no option that writes or runs anything.
         "ls" | "cat" | "head" | "tail" | "wc" | "pwd" | "echo" | "true" | "false" | "which"
@@ -65,6 +68,26 @@ pub fn is_known_safe(cmd: &PlainCommand) -> bool {
         "git" => !any_dynamic && git_is_safe(args),
         _ => false,
     }
+}
+
+/// Arithmetic on values only known at run time can run code: bash evaluates a value such as
+/// `a[$(cmd)]` by running `cmd`. So `$(( … ))`, `$[ … ]` and array subscripts in dynamic
+/// words, and `[[ … -eq … ]]` with a dynamic operand, are never known-safe.
+fn evaluates_runtime_arithmetic(cmd: &PlainCommand) -> bool {
+    let arithmetic_word = cmd.dynamic_args.iter().any(|&index| {
+        cmd.argv.get(index).is_some_and(|word| {
+            word.contains("$((")
+                || word.contains("$[")
+                || (word.contains("${") && word.contains('['))
+        })
+    });
+    let arithmetic_test = cmd.argv.first().is_some_and(|name| name == "[[")
+        && !cmd.dynamic_args.is_empty()
+        && cmd
+            .argv
+            .iter()
+            .any(|a| matches!(a.as_str(), "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge"));
+    arithmetic_word || arithmetic_test
 }
 
 /// True when the script is analysable, non-empty, and every command in it is known-safe.
@@ -456,6 +479,18 @@ mod tests {
         let mut dynamic_cat = cmd(&["cat", "$f"]);
         dynamic_cat.dynamic_args.push(1);
         assert!(is_known_safe(&dynamic_cat));
+
+        let mut arithmetic = cmd(&["echo", "$((x + 1))"]);
+        arithmetic.dynamic_args.push(1);
+        assert!(!is_known_safe(&arithmetic));
+
+        let mut subscript = cmd(&["echo", "${a[$i]}"]);
+        subscript.dynamic_args.push(1);
+        assert!(!is_known_safe(&subscript));
+
+        let mut numeric_test = cmd(&["[[", "$x", "-eq", "1", "]]"]);
+        numeric_test.dynamic_args.push(1);
+        assert!(!is_known_safe(&numeric_test));
     }
 
     #[test]
@@ -470,5 +505,9 @@ mod tests {
         assert!(!script_is_known_safe(&parse_script("echo $(rm x)")));
         assert!(!script_is_known_safe(&parse_script("x=ls; $x")));
         assert!(!script_is_known_safe(&parse_script("")));
+        assert!(!script_is_known_safe(&parse_script("x=$(cat f); (( x ))")));
+        assert!(!script_is_known_safe(&parse_script(
+            "x=$(cat f); echo $((x))"
+        )));
     }
 }

@@ -241,7 +241,14 @@ impl Walker<'_, '_> {
             }
             "compound_statement" => {
                 if node.child(0).is_some_and(|first| first.kind() == "((") {
-                    self.scan(node, true)
+                    // `(( expr ))` evaluates arithmetic, which can run code hidden in a
+                    // variable's value: report it as the command `((`.
+                    self.scan(node, true)?;
+                    let src = self.src;
+                    let text = src.get(node.byte_range()).unwrap_or("");
+                    let inner = text.get(2..text.len().saturating_sub(2)).unwrap_or("");
+                    self.push_arithmetic(inner, ctx);
+                    Ok(())
                 } else {
                     self.child_statements(node, ctx)
                 }
@@ -290,9 +297,19 @@ impl Walker<'_, '_> {
                 Ok(())
             }
             "c_style_for_statement" => {
+                let mut header_start = None;
                 for (field, child) in children_with_fields(node) {
-                    match field {
-                        Some("initializer" | "condition" | "update") => self.scan(child, true)?,
+                    match (field, child.kind()) {
+                        (Some("initializer" | "condition" | "update"), _) => {
+                            self.scan(child, true)?;
+                        }
+                        (_, "((") => header_start = Some(child.end_byte()),
+                        (_, "))") => {
+                            let start = header_start.unwrap_or(child.start_byte());
+                            let src = self.src;
+                            let inner = src.get(start..child.start_byte()).unwrap_or("");
+                            self.push_arithmetic(inner, ctx);
+                        }
                         _ if child.is_named() => self.statement(child, ctx)?,
                         _ => {}
                     }
@@ -344,6 +361,21 @@ impl Walker<'_, '_> {
                 "the script uses shell syntax this analyser does not handle (`{other}`)"
             )),
         }
+    }
+
+    /// Reports an arithmetic evaluation (`(( … ))`, a C-style `for` header) as the command
+    /// `["((", expression, "))"]` with a dynamic expression.
+    fn push_arithmetic(&mut self, expression: &str, ctx: &Context) {
+        self.acc.arithmetic = true;
+        let words = [
+            Word::fixed("(("),
+            Word {
+                text: expression.trim().to_string(),
+                dynamic: true,
+            },
+            Word::fixed("))"),
+        ];
+        self.acc.push(&words, ctx, &[]);
     }
 
     fn child_statements(&mut self, node: Node, ctx: &Context) -> Result<(), Refusal> {
