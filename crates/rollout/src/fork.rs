@@ -46,12 +46,20 @@ pub fn fork_rollout(
         path: path.clone(),
         source,
     };
+    // A numbered (Codex "paginated") source stays numbered, from 0 at the new header.
+    let numbered = contents.last_ordinal.is_some();
     let mut out = Vec::new();
-    RolloutLine::new(format_timestamp(now), RolloutItem::SessionMeta(meta))
-        .write_to(&mut out)
-        .map_err(encode)?;
-    for line in lines {
-        line.write_to(&mut out).map_err(encode)?;
+    let mut header = RolloutLine::new(format_timestamp(now), RolloutItem::SessionMeta(meta));
+    header.ordinal = numbered.then_some(0);
+    header.write_to(&mut out).map_err(encode)?;
+    for (n, line) in (1u64..).zip(lines) {
+        if numbered {
+            let mut line = line.clone();
+            line.ordinal = Some(n);
+            line.write_to(&mut out).map_err(encode)?;
+        } else {
+            line.write_to(&mut out).map_err(encode)?;
+        }
     }
     if let Some(dir) = path.parent() {
         fs::create_dir_all(dir)

@@ -72,21 +72,43 @@ pub struct RolloutLine {
     /// UTC, `YYYY-MM-DDTHH:MM:SS.mmmZ`.
     pub timestamp: String,
     pub item: RolloutItem,
+    /// The record's position in the file, counting the header as 0. Recent Codex versions
+    /// number every record of a "paginated" thread and expect the numbering to continue;
+    /// Osprey's own files leave it out. The recorder continues it when it resumes such a
+    /// file, and a fork renumbers it.
+    pub ordinal: Option<u64>,
+    /// Other line-level fields (Codex's per-record `metadata`), kept verbatim.
+    pub extra: Map<String, Value>,
 }
 
 impl RolloutLine {
     pub fn new(timestamp: String, item: RolloutItem) -> Self {
-        Self { timestamp, item }
+        Self {
+            timestamp,
+            item,
+            ordinal: None,
+            extra: Map::new(),
+        }
     }
 
     /// Appends this line's JSON and a newline to `out`.
     pub fn write_to(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
         out.extend_from_slice(b"{\"timestamp\":");
         serde_json::to_writer(&mut *out, &self.timestamp)?;
+        if let Some(ordinal) = self.ordinal {
+            out.extend_from_slice(b",\"ordinal\":");
+            out.extend_from_slice(ordinal.to_string().as_bytes());
+        }
         out.extend_from_slice(b",\"type\":\"");
         out.extend_from_slice(self.item.kind().as_bytes());
         out.extend_from_slice(b"\",\"payload\":");
         self.item.write_payload(out)?;
+        for (key, value) in &self.extra {
+            out.push(b',');
+            serde_json::to_writer(&mut *out, key)?;
+            out.push(b':');
+            serde_json::to_writer(&mut *out, value)?;
+        }
         out.extend_from_slice(b"}\n");
         Ok(())
     }
@@ -102,24 +124,46 @@ impl RolloutLine {
 
     /// Parses one line (without its newline).
     pub fn parse(text: &str) -> Result<Self, ParseLineError> {
-        let envelope: Envelope =
-            serde_json::from_str(text).map_err(|e| ParseLineError::Json(e.to_string()))?;
-        let item = RolloutItem::from_payload(&envelope.kind, envelope.payload)?;
+        let mut fields = Envelope::parse(text)?;
+        let item = RolloutItem::from_payload(&fields.kind, fields.payload)?;
+        let ordinal = fields.rest.remove("ordinal").and_then(|v| v.as_u64());
         Ok(Self {
-            timestamp: envelope.timestamp,
+            timestamp: fields.timestamp,
             item,
+            ordinal,
+            extra: fields.rest,
         })
     }
 }
 
-#[derive(Deserialize)]
+/// A line split into its fixed keys, the payload still untyped.
 pub(crate) struct Envelope {
-    #[serde(default)]
     pub(crate) timestamp: String,
-    #[serde(rename = "type")]
     pub(crate) kind: String,
-    #[serde(default)]
     pub(crate) payload: Value,
+    pub(crate) rest: Map<String, Value>,
+}
+
+impl Envelope {
+    pub(crate) fn parse(text: &str) -> Result<Self, ParseLineError> {
+        let mut rest: Map<String, Value> =
+            serde_json::from_str(text).map_err(|e| ParseLineError::Json(e.to_string()))?;
+        let kind = match rest.remove("type") {
+            Some(Value::String(kind)) => kind,
+            _ => return Err(ParseLineError::Json("no string `type` field".to_string())),
+        };
+        let timestamp = match rest.remove("timestamp") {
+            Some(Value::String(timestamp)) => timestamp,
+            _ => String::new(),
+        };
+        let payload = rest.remove("payload").unwrap_or(Value::Null);
+        Ok(Self {
+            timestamp,
+            kind,
+            payload,
+            rest,
+        })
+    }
 }
 
 /// Why one line could not be read; reported as a warning by the reader.
@@ -273,6 +317,18 @@ mod tests {
             r#"{"timestamp":"2025-01-02T03:04:05.678Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}}"#
         );
         assert_eq!(RolloutLine::parse(&line.to_json().unwrap()).unwrap(), line);
+    }
+
+    #[test]
+    fn codex_line_fields_are_kept() {
+        let text = r#"{"timestamp":"t","ordinal":7,"type":"response_item","payload":{"type":"message","role":"user","content":[]},"metadata":{"history_sequence":3}}"#;
+        let line = RolloutLine::parse(text).unwrap();
+        assert_eq!(line.ordinal, Some(7));
+        assert_eq!(
+            line.extra.get("metadata"),
+            Some(&json!({"history_sequence":3}))
+        );
+        assert_eq!(line.to_json().unwrap(), text);
     }
 
     #[test]

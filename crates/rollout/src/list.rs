@@ -235,7 +235,7 @@ fn read_entry(file: &RolloutFile) -> Option<IndexEntry> {
 }
 
 fn header_meta(line: &str) -> Option<SessionMeta> {
-    let envelope: Envelope = serde_json::from_str(line.trim()).ok()?;
+    let envelope = Envelope::parse(line.trim()).ok()?;
     if envelope.kind != "session_meta" {
         return None;
     }
@@ -247,7 +247,7 @@ fn user_text_of_line(line: &str) -> Option<String> {
     if !line.contains("\"response_item\"") || !line.contains("\"user\"") {
         return None;
     }
-    let envelope: Envelope = serde_json::from_str(line.trim()).ok()?;
+    let envelope = Envelope::parse(line.trim()).ok()?;
     if envelope.kind != "response_item" {
         return None;
     }

@@ -6,7 +6,9 @@
 //! a `session_meta` record is refused, because without it there is no thread to resume.
 
 use crate::error::{Result, RolloutError};
-use crate::format::{CompactedItem, RolloutItem, RolloutLine, SessionMeta, TurnContextItem};
+use crate::format::{
+    CompactedItem, Envelope, ParseLineError, RolloutItem, RolloutLine, SessionMeta, TurnContextItem,
+};
 use osprey_protocol::{EventMsg, ResponseItem, TurnId};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -34,10 +36,15 @@ pub struct RolloutContents {
     /// One sentence per problem found while reading (skipped lines, a cut-off last line).
     /// Worth showing the user; never fatal.
     pub warnings: Vec<String>,
+    /// Records this version does not know (a newer record type, or an event written by
+    /// Codex or another version): skipped, and not a problem, so not among the warnings.
+    pub unrecognized_records: usize,
     /// Byte length of the file up to the end of its last complete line.
     pub(crate) complete_len: u64,
     /// Byte length of the whole file as read.
     pub(crate) file_len: u64,
+    /// The last record ordinal in the file (Codex "paginated" threads), header included.
+    pub(crate) last_ordinal: Option<u64>,
 }
 
 /// Reads a whole rollout file. See the module notes for what counts as an error.
@@ -54,6 +61,8 @@ pub(crate) fn parse_rollout(path: &Path, bytes: &[u8]) -> Result<RolloutContents
     let mut complete_len = 0u64;
     let mut offset = 0usize;
     let mut number = 0usize;
+    let mut last_ordinal = None;
+    let mut unrecognized_records = 0usize;
     let display = path.display();
 
     while offset < bytes.len() {
@@ -71,8 +80,10 @@ pub(crate) fn parse_rollout(path: &Path, bytes: &[u8]) -> Result<RolloutContents
                 }
                 continue;
             }
-            Ok(text) => RolloutLine::parse(text).map_err(|e| e.to_string()),
-            Err(_) => Err("the line is not valid UTF-8".to_string()),
+            Ok(text) => RolloutLine::parse(text),
+            Err(_) => Err(ParseLineError::Json(
+                "the line is not valid UTF-8".to_string(),
+            )),
         };
         if !complete {
             // A cut-off last line: the writer stopped mid-line. If it still parses, the newline
@@ -92,6 +103,17 @@ pub(crate) fn parse_rollout(path: &Path, bytes: &[u8]) -> Result<RolloutContents
             }
         } else {
             complete_len = offset as u64;
+        }
+        // Records skipped below still count in a numbered file.
+        let ordinal = match (&parsed, text) {
+            (Ok(line), _) => line.ordinal,
+            (Err(_), Ok(text)) => Envelope::parse(text)
+                .ok()
+                .and_then(|e| e.rest.get("ordinal").and_then(serde_json::Value::as_u64)),
+            (Err(_), Err(_)) => None,
+        };
+        if ordinal.is_some() {
+            last_ordinal = ordinal;
         }
         match (parsed, meta.is_none()) {
             (
@@ -114,6 +136,7 @@ pub(crate) fn parse_rollout(path: &Path, bytes: &[u8]) -> Result<RolloutContents
                 });
             }
             (Ok(line), false) => lines.push(line),
+            (Err(err), false) if is_foreign(&err) => unrecognized_records += 1,
             (Err(err), false) => {
                 skipped += 1;
                 if skipped <= MAX_LINE_WARNINGS {
@@ -139,6 +162,8 @@ pub(crate) fn parse_rollout(path: &Path, bytes: &[u8]) -> Result<RolloutContents
         warnings,
         complete_len,
         file_len: bytes.len() as u64,
+        last_ordinal,
+        unrecognized_records,
     })
 }
 
@@ -213,6 +238,16 @@ impl RolloutContents {
             RolloutItem::ResponseItem(item) => typed_user_text(item),
             _ => None,
         })
+    }
+}
+
+/// Whether a line is well-formed but written by another program or version, as opposed to
+/// damaged. Events are the one payload whose shape differs between Codex and Osprey.
+fn is_foreign(err: &ParseLineError) -> bool {
+    match err {
+        ParseLineError::UnknownType(_) => true,
+        ParseLineError::Payload { kind, .. } => kind == "event_msg",
+        ParseLineError::Json(_) => false,
     }
 }
 

@@ -68,13 +68,14 @@ impl RolloutRecorder {
             })?;
         file.write_all(&header)
             .map_err(|e| RolloutError::io("write the session header to", &path, e))?;
-        Ok(Self::start(&runtime, path, file, lock))
+        Ok(Self::start(&runtime, path, file, lock, None))
     }
 
     /// Reopens an existing rollout file to continue its thread: takes the lock (refusing if
     /// another recorder holds it), reads the file, and appends to it from then on. A cut-off
     /// last line left by a crash is removed first so the next record starts on a fresh line;
-    /// the returned contents' warnings say so.
+    /// the returned contents' warnings say so. In a file whose records are numbered (Codex's
+    /// "paginated" threads) new records continue the numbering.
     pub fn resume(path: &Path) -> Result<(Self, RolloutContents)> {
         let runtime = runtime_for(path)?;
         let lock = FileLock::acquire(path)?;
@@ -88,18 +89,31 @@ impl RolloutRecorder {
                 .map_err(|e| RolloutError::io("cut the incomplete last line of", path, e))?;
         }
         Ok((
-            Self::start(&runtime, path.to_path_buf(), file, lock),
+            Self::start(
+                &runtime,
+                path.to_path_buf(),
+                file,
+                lock,
+                contents.last_ordinal.and_then(|o| o.checked_add(1)),
+            ),
             contents,
         ))
     }
 
-    fn start(runtime: &tokio::runtime::Handle, path: PathBuf, file: File, lock: FileLock) -> Self {
+    fn start(
+        runtime: &tokio::runtime::Handle,
+        path: PathBuf,
+        file: File,
+        lock: FileLock,
+        next_ordinal: Option<u64>,
+    ) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
         let writer = Writer {
             path: path.clone(),
             file: tokio::fs::File::from_std(file),
             buf: Vec::new(),
             failed: None,
+            next_ordinal,
         };
         let task = runtime.spawn(writer.run(rx, lock));
         Self { path, tx, task }
@@ -190,6 +204,8 @@ struct Writer {
     file: tokio::fs::File,
     buf: Vec<u8>,
     failed: Option<String>,
+    /// Set when the file numbers its records: the next record's number.
+    next_ordinal: Option<u64>,
 }
 
 impl Writer {
@@ -213,7 +229,11 @@ impl Writer {
     async fn handle(&mut self, command: Command) {
         match command {
             Command::Write(lines) => {
-                for line in lines {
+                for mut line in lines {
+                    if let Some(ordinal) = self.next_ordinal {
+                        line.ordinal = Some(ordinal);
+                        self.next_ordinal = ordinal.checked_add(1);
+                    }
                     if let Err(e) = line.write_to(&mut self.buf) {
                         tracing::error!(path = %self.path.display(), error = %e,
                             kind = line.item.kind(), "could not encode a rollout record; skipped");

@@ -1,5 +1,6 @@
 //! Shared helpers for the rollout integration tests.
 
+mod codex_files;
 mod git;
 mod history;
 mod listing;
