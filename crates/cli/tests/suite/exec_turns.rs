@@ -246,3 +246,40 @@ async fn output_schema_is_sent_as_a_json_schema_text_format() {
     assert_eq!(body["text"]["format"]["schema"]["required"][0], "ok");
     server.verify();
 }
+
+/// A 1×1 PNG.
+const TINY_PNG: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4,
+    0x89, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0xf8, 0xcf, 0xc0, 0xf0,
+    0x1f, 0x00, 0x05, 0x00, 0x01, 0xff, 0x89, 0x99, 0x3d, 0x1d, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45,
+    0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn image_flag_attaches_an_input_image() {
+    let server =
+        MockModelServer::start(vec![sse_turn(vec![ev_assistant_message("m", "a dot")])]).await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let repo = temp_git_repo();
+    std::fs::write(repo.path().join("dot.png"), TINY_PNG).unwrap();
+    let out = osprey_async(
+        &home,
+        repo.path(),
+        &["exec", "--image", "dot.png", "what is this?"],
+        "",
+    )
+    .await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let request = server.single_request();
+    let last = request.input().last().unwrap().clone();
+    assert_eq!(last["content"][0]["text"], "what is this?");
+    assert_eq!(last["content"][1]["type"], "input_image");
+    assert!(
+        last["content"][1]["image_url"]
+            .as_str()
+            .unwrap()
+            .starts_with("data:image/png;base64,")
+    );
+    server.verify();
+}

@@ -32,12 +32,29 @@ async fn approved_for_session_is_not_asked_again() {
     .await;
     let home = home_with(&server, "untrusted", "danger-full-access");
     let repo = temp_git_repo();
-    let thread = manager(&home).start_thread(config(&home, repo.path())).await.unwrap();
+    let thread = manager(&home)
+        .start_thread(config(&home, repo.path()))
+        .await
+        .unwrap();
     let events = run_turn(&thread, "touch", vec![ReviewDecision::ApprovedForSession]).await;
-    assert_eq!(approval_count(&events), 1, "the second identical command was not asked");
+    assert_eq!(
+        approval_count(&events),
+        1,
+        "the second identical command was not asked"
+    );
     let requests = server.requests();
-    assert!(requests[1].output_for("c1").unwrap().contains("exited with code 0"));
-    assert!(requests[2].output_for("c2").unwrap().contains("exited with code 0"));
+    assert!(
+        requests[1]
+            .output_for("c1")
+            .unwrap()
+            .contains("exited with code 0")
+    );
+    assert!(
+        requests[2]
+            .output_for("c2")
+            .unwrap()
+            .contains("exited with code 0")
+    );
     server.verify();
 }
 
@@ -52,7 +69,10 @@ async fn amendment_persists_a_rule_used_by_the_next_run() {
     .await;
     let home = home_with(&server, "untrusted", "danger-full-access");
     let repo = temp_git_repo();
-    let first = manager(&home).start_thread(config(&home, repo.path())).await.unwrap();
+    let first = manager(&home)
+        .start_thread(config(&home, repo.path()))
+        .await
+        .unwrap();
     let events = run_turn(
         &first,
         "touch b",
@@ -69,7 +89,9 @@ async fn amendment_persists_a_rule_used_by_the_next_run() {
         })
         .unwrap();
     assert!(
-        offered.iter().any(|d| matches!(d, ReviewDecision::ApprovedExecpolicyAmendment { .. })),
+        offered
+            .iter()
+            .any(|d| matches!(d, ReviewDecision::ApprovedExecpolicyAmendment { .. })),
         "an amendment is offered for a plain command no rule matches: {offered:?}"
     );
     let rules = std::fs::read_to_string(home.path().join("rules/default.rules")).unwrap();
@@ -77,7 +99,10 @@ async fn amendment_persists_a_rule_used_by_the_next_run() {
     assert!(repo.path().join("b.txt").exists());
 
     // A second run with a fresh thread manager: the persisted rule allows it.
-    let second = manager(&home).start_thread(config(&home, repo.path())).await.unwrap();
+    let second = manager(&home)
+        .start_thread(config(&home, repo.path()))
+        .await
+        .unwrap();
     let events = run_turn(&second, "touch c", vec![]).await;
     assert_eq!(approval_count(&events), 0);
     assert!(repo.path().join("c.txt").exists());
@@ -90,9 +115,15 @@ async fn denied_command_is_reported_to_the_model_and_the_turn_goes_on() {
         MockModelServer::start(vec![sse_turn(vec![exec_call("c1", "touch d.txt")]), done()]).await;
     let home = home_with(&server, "untrusted", "danger-full-access");
     let repo = temp_git_repo();
-    let thread = manager(&home).start_thread(config(&home, repo.path())).await.unwrap();
+    let thread = manager(&home)
+        .start_thread(config(&home, repo.path()))
+        .await
+        .unwrap();
     let events = run_turn(&thread, "touch", vec![ReviewDecision::Denied]).await;
-    assert!(matches!(events.last().unwrap().msg, EventMsg::TurnCompleted { .. }));
+    assert!(matches!(
+        events.last().unwrap().msg,
+        EventMsg::TurnCompleted { .. }
+    ));
     assert!(!repo.path().join("d.txt").exists());
     let output = server.requests()[1].output_for("c1").unwrap();
     assert!(output.contains("declined"), "{output}");
@@ -104,9 +135,15 @@ async fn abort_stops_the_turn_and_still_answers_the_call() {
     let server = MockModelServer::start(vec![sse_turn(vec![exec_call("c1", "touch e.txt")])]).await;
     let home = home_with(&server, "untrusted", "danger-full-access");
     let repo = temp_git_repo();
-    let thread = manager(&home).start_thread(config(&home, repo.path())).await.unwrap();
+    let thread = manager(&home)
+        .start_thread(config(&home, repo.path()))
+        .await
+        .unwrap();
     let events = run_turn(&thread, "touch", vec![ReviewDecision::Abort]).await;
-    assert!(matches!(events.last().unwrap().msg, EventMsg::TurnAborted { .. }));
+    assert!(matches!(
+        events.last().unwrap().msg,
+        EventMsg::TurnAborted { .. }
+    ));
     assert!(!repo.path().join("e.txt").exists());
     server.verify();
 }
@@ -115,7 +152,10 @@ async fn abort_stops_the_turn_and_still_answers_the_call() {
 async fn patch_approval_is_keyed_by_path() {
     let outside = tempfile::tempdir().unwrap();
     let target = outside.path().join("notes.txt");
-    let add = format!("*** Begin Patch\n*** Add File: {}\n+one\n*** End Patch", target.display());
+    let add = format!(
+        "*** Begin Patch\n*** Add File: {}\n+one\n*** End Patch",
+        target.display()
+    );
     let update = format!(
         "*** Begin Patch\n*** Update File: {}\n@@\n-one\n+two\n*** End Patch",
         target.display()
@@ -128,9 +168,16 @@ async fn patch_approval_is_keyed_by_path() {
     .await;
     let home = home_with(&server, "on-request", "workspace-write");
     let repo = temp_git_repo();
-    let thread = manager(&home).start_thread(config(&home, repo.path())).await.unwrap();
+    let thread = manager(&home)
+        .start_thread(config(&home, repo.path()))
+        .await
+        .unwrap();
     let events = run_turn(&thread, "patch", vec![ReviewDecision::ApprovedForSession]).await;
-    assert_eq!(approval_count(&events), 1, "the second patch touches only an approved path");
+    assert_eq!(
+        approval_count(&events),
+        1,
+        "the second patch touches only an approved path"
+    );
     let kind = events
         .iter()
         .find_map(|e| match &e.msg {
@@ -138,7 +185,9 @@ async fn patch_approval_is_keyed_by_path() {
             _ => None,
         })
         .unwrap();
-    let ApprovalRequestKind::Patch { changes } = kind else { panic!("{kind:?}") };
+    let ApprovalRequestKind::Patch { changes } = kind else {
+        panic!("{kind:?}")
+    };
     assert_eq!(changes[0].path, target.canonicalize().unwrap());
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "two\n");
     server.verify();

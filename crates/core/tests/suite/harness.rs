@@ -14,7 +14,10 @@ pub fn manager(home: &TempHome) -> ThreadManager {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v.to_string_lossy().into_owned()))
         .chain([
-            ("PATH".to_string(), std::env::var("PATH").unwrap_or_default()),
+            (
+                "PATH".to_string(),
+                std::env::var("PATH").unwrap_or_default(),
+            ),
             ("SHELL".to_string(), "/bin/bash".to_string()),
         ])
         .collect();
@@ -54,10 +57,15 @@ pub async fn run_turn(
             .expect("thread open");
         let done = matches!(
             event.msg,
-            EventMsg::TurnCompleted { .. } | EventMsg::TurnFailed { .. } | EventMsg::TurnAborted { .. }
+            EventMsg::TurnCompleted { .. }
+                | EventMsg::TurnFailed { .. }
+                | EventMsg::TurnAborted { .. }
         );
         if let EventMsg::ApprovalRequested(request) = &event.msg {
-            assert!(!decisions.is_empty(), "unexpected approval request: {request:?}");
+            assert!(
+                !decisions.is_empty(),
+                "unexpected approval request: {request:?}"
+            );
             let decision = decisions.remove(0);
             thread
                 .submit(Op::ResolveApproval {
@@ -72,7 +80,10 @@ pub async fn run_turn(
             break;
         }
     }
-    assert!(decisions.is_empty(), "approvals expected but not requested: {decisions:?}");
+    assert!(
+        decisions.is_empty(),
+        "approvals expected but not requested: {decisions:?}"
+    );
     events
 }
 

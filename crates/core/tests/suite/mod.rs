@@ -1,2 +1,3 @@
 mod approvals;
 mod harness;
+mod interrupt;
