@@ -179,7 +179,11 @@ impl FileSystemPolicy {
             } => {
                 let mut roots = vec![cwd.to_path_buf()];
                 roots.extend(writable_roots.iter().map(|r| cwd.join(r)));
-                if !exclude_tmpdir_env_var && let Some(tmp) = tmpdir.filter(|t| t.is_absolute()) {
+                // `$TMPDIR=/` would make everything writable: ignore it.
+                if !exclude_tmpdir_env_var
+                    && let Some(tmp) =
+                        tmpdir.filter(|t| t.is_absolute() && normalize(t) != Path::new("/"))
+                {
                     roots.push(tmp.to_path_buf());
                 }
                 if !exclude_slash_tmp {
@@ -421,6 +425,12 @@ mod tests {
         assert_eq!(
             p.access(&normalize(Path::new("/tmp")).join("f")),
             FsAccess::Write
+        );
+        let p = FileSystemPolicy::from_sandbox_policy(&ww(false, true), cwd, Some(Path::new("/")));
+        assert_eq!(
+            p.access(Path::new("/etc/passwd")),
+            FsAccess::Read,
+            "TMPDIR=/ is ignored"
         );
         let p = FileSystemPolicy::from_sandbox_policy(&ww(true, true), cwd, Some(tmpdir));
         assert_eq!(p.access(&tmpdir.join("f")), FsAccess::Read);
