@@ -63,7 +63,7 @@ pub use cli::{EXIT_FAILURE, EXIT_SUCCESS, EXIT_USAGE, run_cli};
 pub use error::ApplyError;
 pub use invocation::{Invocation, maybe_parse_apply_patch_invocation};
 pub use matcher::MatchLevel;
-pub use parser::{Chunk, FileOp, ParseError, Patch, parse_patch, parse_patch_strict};
+pub use parser::{Chunk, FileOp, LineKind, ParseError, Patch, parse_patch, parse_patch_strict};
 pub use verify::{ChangeKind, FileChange, VerifiedPatch, verify_patch};
 
 /// Parses, verifies and applies `text` in one call (paths resolved against

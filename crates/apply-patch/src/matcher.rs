@@ -12,7 +12,7 @@
 //! line endings survive) and writing replacement lines with the file's
 //! preferred ending (the first newline's style).
 
-use crate::parser::Chunk;
+use crate::parser::{Chunk, LineKind};
 
 /// How loosely a chunk had to be compared to be found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,8 +76,10 @@ pub(crate) fn seek<S: AsRef<str>>(
         return None;
     }
     let last = lines.len() - pattern.len();
+    // At the end of the file there is one candidate, and it must not lie
+    // before where the previous chunk ended.
     let first = if eof { last } else { start };
-    if first > last {
+    if first > last || start > last {
         return None;
     }
     for level in LEVELS {
@@ -161,12 +163,21 @@ impl<'a> TextView<'a> {
     }
 }
 
-/// One planned edit: replace `old_len` lines at `start` with `new_lines`.
+/// One line of a planned edit's output.
+#[derive(Debug, Clone, Copy)]
+enum Piece<'c> {
+    /// A context line: the file's line at this index, copied verbatim.
+    Keep(usize),
+    /// An added line, written with the file's line ending.
+    Insert(&'c str),
+}
+
+/// One planned edit: the `old_len` file lines at `start` become `pieces`.
 #[derive(Debug)]
 pub(crate) struct Replacement<'c> {
     start: usize,
     old_len: usize,
-    new_lines: &'c [String],
+    pieces: Vec<Piece<'c>>,
 }
 
 /// Why a chunk could not be placed.
@@ -178,6 +189,71 @@ pub(crate) enum MatchFailure {
     Lines { chunk: usize },
     /// Two chunks claim the same lines.
     Overlap { chunk: usize },
+}
+
+/// The chunk's lines in order: (kind, index into old_lines, index into
+/// new_lines). With `drop_final_old`, the last line the file must contain is
+/// left out, and so is the last new line when it is empty (see [`plan`]).
+fn chunk_kinds(chunk: &Chunk, drop_final_old: bool) -> Vec<(LineKind, usize, usize)> {
+    let mut out = Vec::with_capacity(chunk.kinds.len());
+    let (mut o, mut n) = (0, 0);
+    for kind in &chunk.kinds {
+        out.push((*kind, o, n));
+        match kind {
+            LineKind::Context => {
+                o += 1;
+                n += 1;
+            }
+            LineKind::Removed => o += 1,
+            LineKind::Added => n += 1,
+        }
+    }
+    if !drop_final_old {
+        return out;
+    }
+    let old_side = out.iter().rposition(|(k, ..)| *k != LineKind::Added);
+    let new_side = if chunk.new_lines.last().is_some_and(String::is_empty) {
+        out.iter().rposition(|(k, ..)| *k != LineKind::Removed)
+    } else {
+        None
+    };
+    // Take the old side off one entry and the new side off another (or both
+    // off the same context line); an entry left with neither side goes.
+    let mut keep: Vec<(bool, bool)> = out
+        .iter()
+        .map(|(k, ..)| (*k != LineKind::Added, *k != LineKind::Removed))
+        .collect();
+    if let Some(j) = old_side {
+        keep[j].0 = false;
+    }
+    if let Some(j) = new_side {
+        keep[j].1 = false;
+    }
+    out.into_iter()
+        .zip(keep)
+        .filter_map(|((_, o, n), sides)| match sides {
+            (true, true) => Some((LineKind::Context, o, n)),
+            (true, false) => Some((LineKind::Removed, o, n)),
+            (false, true) => Some((LineKind::Added, o, n)),
+            (false, false) => None,
+        })
+        .collect()
+}
+
+fn pieces<'c>(chunk: &'c Chunk, at: usize, drop_final_old: bool) -> Vec<Piece<'c>> {
+    let mut out = Vec::new();
+    for (kind, o, n) in chunk_kinds(chunk, drop_final_old) {
+        match kind {
+            LineKind::Context => out.push(Piece::Keep(at + o)),
+            LineKind::Removed => {}
+            LineKind::Added => {
+                if let Some(line) = chunk.new_lines.get(n) {
+                    out.push(Piece::Insert(line));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Places every chunk and returns the edits in file order.
@@ -207,18 +283,12 @@ pub(crate) fn plan<'c>(
         }
         if chunk.old_lines.is_empty() {
             // A pure insertion goes right after its anchor, or else at the
-            // end of the file (before one trailing blank line, if any).
-            let at = if anchored {
-                cursor
-            } else if lines.last().is_some_and(|l| l.is_empty()) {
-                lines.len() - 1
-            } else {
-                lines.len()
-            };
+            // end of the file.
+            let at = if anchored { cursor } else { lines.len() };
             out.push(Replacement {
                 start: at,
                 old_len: 0,
-                new_lines: &chunk.new_lines,
+                pieces: pieces(chunk, at, false),
             });
             if anchored {
                 cursor = at;
@@ -226,83 +296,74 @@ pub(crate) fn plan<'c>(
             continue;
         }
         let mut old: &[String] = &chunk.old_lines;
-        let mut new: &'c [String] = &chunk.new_lines;
+        let mut dropped = false;
         let mut found = seek(lines, old, cursor, chunk.end_of_file);
         if found.is_none() && old.last().is_some_and(String::is_empty) {
             // A trailing empty line usually stands for the file's final
             // newline, which is not a line of its own here.
             old = &old[..old.len() - 1];
-            if new.last().is_some_and(String::is_empty) {
-                new = &new[..new.len() - 1];
-            }
-            found = seek(lines, old, cursor, chunk.end_of_file);
+            dropped = true;
+            found = if old.is_empty() && chunk.end_of_file {
+                // Nothing left to find: an end-of-file chunk adds at the end.
+                Some((lines.len().max(cursor), MatchLevel::Exact))
+            } else {
+                seek(lines, old, cursor, chunk.end_of_file)
+            };
         }
         let Some((at, _level)) = found else {
             return Err(MatchFailure::Lines { chunk: number });
         };
-        // Leading and trailing lines the chunk keeps (its context) are left
-        // as they are in the file, so a fuzzy match never rewrites them.
-        let prefix = old.iter().zip(new).take_while(|(a, b)| a == b).count();
-        let suffix = old[prefix..]
-            .iter()
-            .rev()
-            .zip(new[prefix..].iter().rev())
-            .take_while(|(a, b)| a == b)
-            .count();
         out.push(Replacement {
-            start: at + prefix,
-            old_len: old.len() - prefix - suffix,
-            new_lines: &new[prefix..new.len() - suffix],
+            start: at,
+            old_len: old.len(),
+            pieces: pieces(chunk, at, dropped),
         });
         cursor = at + old.len();
     }
     // Insertions at the end may sort after later chunks; a stable sort keeps
     // same-position edits in patch order.
-    let mut order: Vec<usize> = (0..out.len()).collect();
-    order.sort_by_key(|&i| out[i].start);
-    let mut sorted = Vec::with_capacity(out.len());
+    out.sort_by_key(|r| r.start);
     let mut end = 0usize;
-    for i in order {
-        let r = &out[i];
+    for (i, r) in out.iter().enumerate() {
         if r.start < end {
             return Err(MatchFailure::Overlap { chunk: i + 1 });
         }
         end = r.start + r.old_len;
-        sorted.push(Replacement {
-            start: r.start,
-            old_len: r.old_len,
-            new_lines: r.new_lines,
-        });
     }
-    Ok(sorted)
+    Ok(out)
 }
 
-/// Builds the patched text. Untouched bytes are copied verbatim, so a file
-/// without a final newline keeps that state unless an edit reaches its end.
+/// Builds the patched text. Untouched bytes and context lines are copied
+/// verbatim, so a file without a final newline keeps that state unless an
+/// edit reaches its end.
 pub(crate) fn render(view: &TextView<'_>, edits: &[Replacement<'_>]) -> String {
     let eol = view.eol.as_str();
-    let mut size = view.src.len();
+    let mut size = view.src.len() + eol.len();
     for r in edits {
-        size += r
-            .new_lines
-            .iter()
-            .map(|l| l.len() + eol.len())
-            .sum::<usize>();
-        size += eol.len();
+        for piece in &r.pieces {
+            if let Piece::Insert(line) = piece {
+                size += line.len() + eol.len();
+            }
+        }
     }
     let mut out = String::with_capacity(size);
     let mut copied_to = 0usize; // line index
     for r in edits {
-        let from = view.offset(copied_to);
-        let to = view.offset(r.start);
-        out.push_str(&view.src[from..to]);
-        if !r.new_lines.is_empty() && !out.is_empty() && !out.ends_with('\n') {
-            // Inserting after an unterminated last line: end it first.
-            out.push_str(eol);
-        }
-        for line in r.new_lines {
-            out.push_str(line);
-            out.push_str(eol);
+        out.push_str(&view.src[view.offset(copied_to)..view.offset(r.start)]);
+        for piece in &r.pieces {
+            match piece {
+                Piece::Keep(i) => {
+                    out.push_str(&view.src[view.offset(*i)..view.offset(*i + 1)]);
+                }
+                Piece::Insert(line) => {
+                    if !out.is_empty() && !out.ends_with('\n') {
+                        // Adding after an unterminated last line: end it first.
+                        out.push_str(eol);
+                    }
+                    out.push_str(line);
+                    out.push_str(eol);
+                }
+            }
         }
         copied_to = r.start + r.old_len;
     }
@@ -397,14 +458,35 @@ mod tests {
         assert_eq!(view.offset(3), 7);
     }
 
-    fn chunk(anchor: Option<&str>, old: &[&str], new: &[&str], eof: bool) -> Chunk {
-        Chunk {
+    /// A chunk from diff-style lines (' ', '-', '+' prefixes).
+    fn chunk(anchor: Option<&str>, diff: &[&str], eof: bool) -> Chunk {
+        let mut c = Chunk {
             anchor: anchor.map(str::to_string),
-            old_lines: s(old),
-            new_lines: s(new),
+            old_lines: Vec::new(),
+            new_lines: Vec::new(),
+            kinds: Vec::new(),
             end_of_file: eof,
             line: 1,
+        };
+        for l in diff {
+            let (kind, text) = l.split_at(1);
+            match kind {
+                " " => {
+                    c.old_lines.push(text.to_string());
+                    c.new_lines.push(text.to_string());
+                    c.kinds.push(LineKind::Context);
+                }
+                "-" => {
+                    c.old_lines.push(text.to_string());
+                    c.kinds.push(LineKind::Removed);
+                }
+                _ => {
+                    c.new_lines.push(text.to_string());
+                    c.kinds.push(LineKind::Added);
+                }
+            }
         }
+        c
     }
 
     fn apply(src: &str, chunks: &[Chunk]) -> Result<String, MatchFailure> {
@@ -417,26 +499,26 @@ mod tests {
     fn render_preserves_crlf_in_new_lines() {
         let got = apply(
             "a\r\nb\r\nc\r\n",
-            &[chunk(None, &["b"], &["B", "B2"], false)],
+            &[chunk(None, &["-b", "+B", "+B2"], false)],
         );
         assert_eq!(got, Ok("a\r\nB\r\nB2\r\nc\r\n".to_string()));
     }
 
     #[test]
     fn untouched_missing_final_newline_is_kept() {
-        let got = apply("x\ny\nz", &[chunk(None, &["x"], &["X"], false)]);
+        let got = apply("x\ny\nz", &[chunk(None, &["-x", "+X"], false)]);
         assert_eq!(got, Ok("X\ny\nz".to_string()));
     }
 
     #[test]
     fn replacing_last_unterminated_line_adds_newline() {
-        let got = apply("x\ny\nz", &[chunk(None, &["z"], &["Z"], false)]);
+        let got = apply("x\ny\nz", &[chunk(None, &["-z", "+Z"], false)]);
         assert_eq!(got, Ok("x\ny\nZ\n".to_string()));
     }
 
     #[test]
     fn append_after_unterminated_line_terminates_it() {
-        let got = apply("x\ny", &[chunk(None, &[], &["z"], false)]);
+        let got = apply("x\ny", &[chunk(None, &["+z"], false)]);
         assert_eq!(got, Ok("x\ny\nz\n".to_string()));
     }
 
@@ -447,8 +529,7 @@ mod tests {
             src,
             &[chunk(
                 Some("fn b() {"),
-                &["    x = 1;"],
-                &["    x = 2;"],
+                &["-    x = 1;", "+    x = 2;"],
                 false,
             )],
         );
@@ -460,7 +541,7 @@ mod tests {
 
     #[test]
     fn missing_anchor_fails() {
-        let got = apply("a\n", &[chunk(Some("nope"), &["a"], &["b"], false)]);
+        let got = apply("a\n", &[chunk(Some("nope"), &["-a", "+b"], false)]);
         assert_eq!(
             got,
             Err(MatchFailure::Anchor {
@@ -472,25 +553,31 @@ mod tests {
 
     #[test]
     fn anchored_insertion_goes_after_anchor() {
-        let got = apply("a\nb\nc\n", &[chunk(Some("a"), &[], &["new"], false)]);
+        let got = apply("a\nb\nc\n", &[chunk(Some("a"), &["+new"], false)]);
         assert_eq!(got, Ok("a\nnew\nb\nc\n".to_string()));
     }
 
     #[test]
     fn unanchored_insertion_goes_to_end() {
-        let got = apply("a\nb\n", &[chunk(None, &[], &["new"], false)]);
+        let got = apply("a\nb\n", &[chunk(None, &["+new"], false)]);
         assert_eq!(got, Ok("a\nb\nnew\n".to_string()));
     }
 
     #[test]
+    fn unanchored_insertion_goes_after_trailing_blank_lines() {
+        let got = apply("a\n\n", &[chunk(None, &["+new"], false)]);
+        assert_eq!(got, Ok("a\n\nnew\n".to_string()));
+    }
+
+    #[test]
     fn trailing_empty_old_line_is_retried_without_it() {
-        let got = apply("a\nb\n", &[chunk(None, &["b", ""], &["B", ""], false)]);
+        let got = apply("a\nb\n", &[chunk(None, &["-b", "+B", " "], false)]);
         assert_eq!(got, Ok("a\nB\n".to_string()));
     }
 
     #[test]
     fn end_of_file_chunk_targets_last_occurrence() {
-        let got = apply("a\nb\na\n", &[chunk(None, &["a"], &["Z"], true)]);
+        let got = apply("a\nb\na\n", &[chunk(None, &["-a", "+Z"], true)]);
         assert_eq!(got, Ok("a\nb\nZ\n".to_string()));
     }
 
@@ -499,8 +586,8 @@ mod tests {
         let got = apply(
             "1\n2\n3\n4\n5\n",
             &[
-                chunk(None, &["2"], &["two"], false),
-                chunk(None, &["4"], &["four"], false),
+                chunk(None, &["-2", "+two"], false),
+                chunk(None, &["-4", "+four"], false),
             ],
         );
         assert_eq!(got, Ok("1\ntwo\n3\nfour\n5\n".to_string()));
@@ -511,8 +598,8 @@ mod tests {
         let got = apply(
             "1\n2\n3\n",
             &[
-                chunk(None, &["3"], &["three"], false),
-                chunk(None, &["1"], &["one"], false),
+                chunk(None, &["-3", "+three"], false),
+                chunk(None, &["-1", "+one"], false),
             ],
         );
         assert_eq!(got, Err(MatchFailure::Lines { chunk: 2 }));
@@ -520,7 +607,7 @@ mod tests {
 
     #[test]
     fn mixed_endings_use_first_line_style() {
-        let got = apply("a\r\nb\nc\n", &[chunk(None, &["b"], &["b", "new"], false)]);
+        let got = apply("a\r\nb\nc\n", &[chunk(None, &[" b", "+new"], false)]);
         assert_eq!(got, Ok("a\r\nb\nnew\r\nc\n".to_string()));
     }
 
@@ -528,14 +615,41 @@ mod tests {
     fn fuzzy_context_lines_keep_file_text() {
         let got = apply(
             "  a  \nb\n c \n",
-            &[chunk(None, &["a", "b", "c"], &["a", "B", "c"], false)],
+            &[chunk(None, &[" a", "-b", "+B", " c"], false)],
         );
         assert_eq!(got, Ok("  a  \nB\n c \n".to_string()));
     }
 
     #[test]
+    fn end_of_file_chunk_may_not_reach_back_before_the_cursor() {
+        let got = apply(
+            "x\ny\n",
+            &[
+                chunk(None, &["-y", "+Y"], false),
+                chunk(None, &[" y"], true),
+            ],
+        );
+        assert_eq!(got, Err(MatchFailure::Lines { chunk: 2 }));
+    }
+
+    #[test]
+    fn context_lines_between_changes_keep_file_text() {
+        let got = apply(
+            "x\ndelta \ny\n",
+            &[chunk(None, &["-x", " delta", "+  gamma"], false)],
+        );
+        assert_eq!(got, Ok("delta \n  gamma\ny\n".to_string()));
+    }
+
+    #[test]
+    fn dropped_final_empty_line_also_drops_empty_last_addition() {
+        let got = apply("a\nb\n", &[chunk(None, &["-", "+x", "+"], true)]);
+        assert_eq!(got, Ok("a\nb\nx\n".to_string()));
+    }
+
+    #[test]
     fn empty_file_insertion() {
-        let got = apply("", &[chunk(None, &[], &["x"], false)]);
+        let got = apply("", &[chunk(None, &["+x"], false)]);
         assert_eq!(got, Ok("x\n".to_string()));
     }
 }

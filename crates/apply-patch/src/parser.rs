@@ -66,6 +66,17 @@ impl FileOp {
     }
 }
 
+/// What one line of a chunk does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineKind {
+    /// ` line`: must be present, is kept (with the file's text for it).
+    Context,
+    /// `-line`: must be present, is removed.
+    Removed,
+    /// `+line`: is added.
+    Added,
+}
+
 /// One `@@` chunk of an update: lines to find and what replaces them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Chunk {
@@ -76,6 +87,9 @@ pub struct Chunk {
     pub old_lines: Vec<String>,
     /// The context and added lines, in order: what replaces `old_lines`.
     pub new_lines: Vec<String>,
+    /// The kind of every chunk line in order; context lines count in both
+    /// `old_lines` and `new_lines`.
+    pub kinds: Vec<LineKind>,
     /// Set by `*** End of File`: the chunk must match at the end of the file.
     pub end_of_file: bool,
     /// The patch line on which the chunk starts (1-based), for messages.
@@ -340,8 +354,9 @@ impl<'a> BodyParser<'a> {
     fn parse_chunks(&mut self) -> Result<Vec<Chunk>, ParseError> {
         let mut chunks = Vec::new();
         while let Some(line) = self.lines.get(self.pos) {
-            if line.trim().is_empty() {
-                // Blank lines between chunks carry no meaning.
+            if line.trim().is_empty() && self.blank_run_is_separator() {
+                // Blank lines before an `@@`, a marker or the end separate;
+                // before diff lines they are empty context lines.
                 self.pos += 1;
                 continue;
             }
@@ -351,6 +366,18 @@ impl<'a> BodyParser<'a> {
             chunks.push(self.parse_chunk(chunks.is_empty())?);
         }
         Ok(chunks)
+    }
+
+    /// Whether the blank lines starting at `pos` are followed by an `@@`
+    /// header, a `***` marker or nothing.
+    fn blank_run_is_separator(&self) -> bool {
+        match self.lines[self.pos..].iter().find(|l| !l.trim().is_empty()) {
+            None => true,
+            Some(next) => {
+                let next = self.marker(next);
+                next.starts_with("@@") || next.starts_with('*')
+            }
+        }
     }
 
     fn parse_chunk(&mut self, first: bool) -> Result<Chunk, ParseError> {
@@ -378,6 +405,7 @@ impl<'a> BodyParser<'a> {
             anchor,
             old_lines: Vec::new(),
             new_lines: Vec::new(),
+            kinds: Vec::new(),
             end_of_file: false,
             line: self.line_no(start),
         };
@@ -397,13 +425,21 @@ impl<'a> BodyParser<'a> {
                 None => {
                     chunk.old_lines.push(String::new());
                     chunk.new_lines.push(String::new());
+                    chunk.kinds.push(LineKind::Context);
                 }
                 Some(' ') => {
                     chunk.old_lines.push(line[1..].to_string());
                     chunk.new_lines.push(line[1..].to_string());
+                    chunk.kinds.push(LineKind::Context);
                 }
-                Some('-') => chunk.old_lines.push(line[1..].to_string()),
-                Some('+') => chunk.new_lines.push(line[1..].to_string()),
+                Some('-') => {
+                    chunk.old_lines.push(line[1..].to_string());
+                    chunk.kinds.push(LineKind::Removed);
+                }
+                Some('+') => {
+                    chunk.new_lines.push(line[1..].to_string());
+                    chunk.kinds.push(LineKind::Added);
+                }
                 Some(_) => {
                     if count == 0 {
                         return Err(ParseError::BadChunkLine {
@@ -484,6 +520,7 @@ mod tests {
                         anchor: Some("def f():".to_string()),
                         old_lines: s(&["    pass"]),
                         new_lines: s(&["    return 1"]),
+                        kinds: vec![LineKind::Removed, LineKind::Added],
                         end_of_file: false,
                         line: 4,
                     },
@@ -491,6 +528,7 @@ mod tests {
                         anchor: None,
                         old_lines: s(&["context", "old"]),
                         new_lines: s(&["context", "new"]),
+                        kinds: vec![LineKind::Context, LineKind::Removed, LineKind::Added],
                         end_of_file: true,
                         line: 7,
                     },
@@ -518,6 +556,21 @@ mod tests {
         };
         assert_eq!(chunks[0].old_lines, s(&["a", "", "b"]));
         assert_eq!(chunks[0].new_lines, s(&["a", ""]));
+    }
+
+    #[test]
+    fn blank_line_before_diff_lines_is_context_but_before_header_is_skipped() {
+        let got = ops("*** Begin Patch\n*** Update File: f\n\n-b\n*** End Patch");
+        let FileOp::Update { chunks, .. } = &got[0] else {
+            panic!("expected update")
+        };
+        assert_eq!(chunks[0].old_lines, s(&["", "b"]));
+        let got = ops("*** Begin Patch\n*** Update File: f\n\n@@\n-b\n\n*** End Patch");
+        let FileOp::Update { chunks, .. } = &got[0] else {
+            panic!("expected update")
+        };
+        assert_eq!(chunks.len(), 1);
+        assert_eq!(chunks[0].old_lines, s(&["b", ""]));
     }
 
     #[test]

@@ -655,14 +655,6 @@ mod tests {
     }
 
     #[test]
-    fn overlapping_chunks_are_an_error() {
-        let (_d, root) = root();
-        std::fs::write(root.join("e.txt"), "a\nb\n\n").unwrap();
-        let err = check(&root, "*** Update File: e.txt\n@@\n+x\n@@\n-b\n-\n+B\n").unwrap_err();
-        assert!(matches!(err, ApplyError::Overlap { .. }), "{err}");
-    }
-
-    #[test]
     fn verification_writes_nothing() {
         let (_d, root) = root();
         let v = check(
