@@ -35,6 +35,17 @@ const NET_PATTERNS: &[&str] = &[
     "failed to establish a new connection",
 ];
 
+/// Words that put an `EPERM` in a network context.
+const NET_CONTEXT: &[&str] = &[
+    "socket",
+    "connect(",
+    "urlopen",
+    "http://",
+    "https://",
+    "urllib",
+    "requests.",
+];
+
 /// Returns a note when the output of a failed command looks like a sandbox denial.
 ///
 /// `exit_code` is `None` when the process was killed by a signal. Nothing is reported for
@@ -54,8 +65,18 @@ pub fn detect_denial(
              cannot do this here; ask to run it outside the sandbox if it is needed."
         ));
     }
+    let net_line = find_line(output, NET_PATTERNS).or_else(|| {
+        // A bare EPERM from a program that was talking to the network (Python's
+        // `PermissionError` from `socket()`, for one) is the seccomp filter's doing.
+        let lower = output.to_ascii_lowercase();
+        NET_CONTEXT
+            .iter()
+            .any(|w| lower.contains(w))
+            .then(|| find_line(output, &["operation not permitted"]))
+            .flatten()
+    });
     if !policy.has_full_network_access()
-        && let Some(line) = find_line(output, NET_PATTERNS)
+        && let Some(line) = net_line
     {
         return Some(format!(
             "The sandbox ({mode}) has network access off, which probably caused: `{line}`. \
@@ -160,6 +181,12 @@ mod tests {
                 Some(1),
                 "strace: attach: ptrace(PTRACE_SEIZE, 1): Operation not permitted",
                 Some("ptrace"),
+            ),
+            (
+                ww(false),
+                Some(1),
+                "  File \"socket.py\", line 232, in __init__\nPermissionError: [Errno 1] Operation not permitted",
+                Some("network access off"),
             ),
             // Success, full access, or the network allowed: quiet.
             (ww(false), Some(0), "Permission denied", None),

@@ -1,6 +1,8 @@
 //! What must keep working inside the sandbox: builds, git, temp files, reading the
 //! system, pipes, and the exit code passing through.
 
+use std::os::unix::process::CommandExt;
+
 use pretty_assertions::assert_eq;
 
 use super::common::{CONFINED, Fixture, writers};
@@ -104,4 +106,37 @@ fn danger_full_access_is_not_confined() {
     );
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(fx.read(&fx.outside.join("victim")), "changed\n");
+}
+
+#[test]
+fn helper_failures_have_distinct_exit_codes() {
+    let fx = Fixture::new();
+    let missing = fx.run(
+        &["--policy", "read-only"],
+        "exec osprey-no-such-program",
+        &[],
+    );
+    assert_eq!(missing.code, 127, "{missing:?}");
+    let out = super::common::command(super::common::BIN)
+        .arg0("osprey-linux-sandbox")
+        .args(["--confinement", "{not json", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(125));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("osprey-linux-sandbox: invalid sandbox policy JSON"),
+        "{stderr}"
+    );
+    let direct = super::common::command(super::common::BIN)
+        .arg0("osprey-linux-sandbox")
+        .args([
+            "--confinement",
+            r#"{"filesystem":[{"path":"/","access":"read"}],"network":false}"#,
+            "--",
+            "osprey-no-such-program",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(direct.status.code(), Some(127));
 }

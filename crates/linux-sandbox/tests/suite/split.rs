@@ -74,3 +74,32 @@ fn landlock_backend_refuses_split_policies() {
     assert_eq!(run.code, 125, "{run:?}");
     assert!(run.stderr.contains("bubblewrap"), "{run:?}");
 }
+
+#[test]
+fn auto_backend_picks_bubblewrap_only_when_needed() {
+    use osprey_sandboxing::helper_args::{HelperInvocation, HelperMode};
+    use osprey_sandboxing::{ExecRequest, LinuxBackend, confine_linux_with};
+    let fx = Fixture::new();
+    let env: std::collections::HashMap<String, String> = [(
+        "PATH".to_string(),
+        "/usr/local/bin:/usr/bin:/bin".to_string(),
+    )]
+    .into();
+    let mode = |json: &str| {
+        let conf = Confinement::from_json(json).unwrap();
+        let req = ExecRequest::new("true", &fx.root).envs(env.clone());
+        let out =
+            confine_linux_with(req, &conf, Path::new("/opt/osprey"), LinuxBackend::Auto).unwrap();
+        let args: Vec<std::ffi::OsString> = out.args.iter().map(Into::into).collect();
+        HelperInvocation::parse(&args).unwrap().mode
+    };
+    assert!(matches!(
+        mode(&split(&fx)),
+        HelperMode::BubblewrapOuter { .. }
+    ));
+    let plain = format!(
+        r#"{{"filesystem":[{{"path":"/","access":"read"}},{{"path":"{}","access":"write"}}],"network":false}}"#,
+        fx.root.display()
+    );
+    assert_eq!(mode(&plain), HelperMode::Landlock);
+}
