@@ -161,7 +161,7 @@ async fn connect_stdio(
         let service = client_config()
             .serve((stdout, stdin))
             .await
-            .map_err(|err| error_chain(&err))?;
+            .map_err(|err| init_error_text(&err))?;
         let tools = list_tools(&service).await?;
         Ok::<_, String>((service, tools))
     };
@@ -254,11 +254,24 @@ async fn connect_http(
         headers.insert(header_name, header_value);
     }
     config = config.custom_headers(headers);
-    let transport = StreamableHttpClientTransport::from_config(config);
+    // Built here rather than by rmcp so a failure is an error, not a panic. Idle connections
+    // are not pooled (rmcp's advice: avoids delayed-ACK stalls), and redirects are not
+    // followed: a redirected POST would lose its JSON-RPC body.
+    let client = reqwest_rmcp::Client::builder()
+        .pool_max_idle_per_host(0)
+        .redirect(reqwest_rmcp::redirect::Policy::none())
+        .build()
+        .map_err(|err| {
+            format!(
+                "{url}: could not set up an HTTP client: {}",
+                error_chain(&err)
+            )
+        })?;
+    let transport = StreamableHttpClientTransport::with_client(client, config);
     let service = client_config()
         .serve(transport)
         .await
-        .map_err(|err| format!("{url}: {}", error_chain(&err)))?;
+        .map_err(|err| format!("{url}: {}", init_error_text(&err)))?;
     let tools = list_tools(&service)
         .await
         .map_err(|message| format!("{url}: {message}"))?;
@@ -385,20 +398,44 @@ pub(crate) fn display_command(command: &str, args: &[String]) -> String {
         .join(" ")
 }
 
+/// Words for a failed handshake: for transport errors, what was being sent and the transport's
+/// own error chain (which rmcp does not expose as a source).
+fn init_error_text(err: &rmcp::service::ClientInitializeError) -> String {
+    match err {
+        rmcp::service::ClientInitializeError::TransportError { error, context } => {
+            format!("could not {context}: {}", error_chain(error.error.as_ref()))
+        }
+        other => error_chain(other),
+    }
+}
+
 /// An error and its sources, joined with `: `, without repeating a source the message already
 /// contains.
 pub(crate) fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
     let mut text = err.to_string();
-    let mut source = err.source();
+    let mut source = next_cause(err);
     while let Some(cause) = source {
         let cause_text = cause.to_string();
         if !text.contains(&cause_text) {
             text.push_str(": ");
             text.push_str(&cause_text);
         }
-        source = cause.source();
+        source = next_cause(cause);
     }
     text
+}
+
+/// The source of `err`; for rmcp's HTTP client errors, which do not declare one, the
+/// wrapped reqwest error (whose own chain says "connection refused" and the like).
+fn next_cause<'a>(
+    err: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a (dyn std::error::Error + 'static)> {
+    type HttpError =
+        rmcp::transport::streamable_http_client::StreamableHttpError<reqwest_rmcp::Error>;
+    if let Some(HttpError::Client(inner)) = err.downcast_ref::<HttpError>() {
+        return Some(inner);
+    }
+    err.source()
 }
 
 /// Stops a set of connections concurrently.

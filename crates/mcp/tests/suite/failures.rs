@@ -1,0 +1,137 @@
+//! Servers that crash, hang or cannot be launched: reported, never blocking the others.
+
+use std::time::{Duration, Instant};
+
+use osprey_mcp::McpConnectionManager;
+use serde_json::json;
+
+use super::support::{everything, everything_stdio, process_env, servers, stdio};
+
+#[tokio::test]
+async fn crashing_and_silent_servers_are_reported_while_others_work() {
+    let Some(js) = everything() else { return };
+    let mut crash = stdio("sh", &["-c", "echo boom >&2; exit 3"]);
+    crash.startup_timeout = Duration::from_secs(5);
+    let mut silent = stdio("sleep", &["100"]);
+    silent.startup_timeout = Duration::from_secs(1);
+    let good = everything_stdio(&js);
+
+    let started = Instant::now();
+    let manager = McpConnectionManager::start(
+        &servers(vec![("crash", crash), ("good", good), ("silent", silent)]),
+        &process_env(),
+    )
+    .await;
+    let elapsed = started.elapsed();
+
+    let failures = manager.failures();
+    assert_eq!(failures.len(), 2, "{failures:?}");
+    let crash = &failures[0];
+    assert_eq!(crash.server, "crash");
+    assert!(
+        crash
+            .reason
+            .starts_with("`sh -c 'echo boom >&2; exit 3'` exited with status 3"),
+        "{}",
+        crash.reason
+    );
+    assert!(
+        crash.reason.ends_with("stderr:\n  boom"),
+        "{}",
+        crash.reason
+    );
+    let silent = &failures[1];
+    assert_eq!(silent.server, "silent");
+    assert_eq!(
+        silent.reason,
+        "`sleep 100` did not answer within 1 s (initialize + tools/list)"
+    );
+    assert_eq!(
+        silent.to_string(),
+        "MCP server `silent` failed to start: `sleep 100` did not answer within 1 s \
+         (initialize + tools/list)"
+    );
+    // Reported once.
+    assert!(manager.failures().is_empty());
+
+    // Startup waited for the silent server's 1 s, not for anything longer.
+    assert!(elapsed >= Duration::from_secs(1), "{elapsed:?}");
+    assert!(elapsed < Duration::from_secs(4), "{elapsed:?}");
+
+    assert_eq!(manager.server_names().collect::<Vec<_>>(), vec!["good"]);
+    let echo = manager
+        .call_tool("good", "echo", Some(json!({"message": "ok"})), None)
+        .await
+        .unwrap();
+    assert_eq!(echo.to_model_output().text, "Echo: ok");
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_that_times_out_is_killed() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let script = format!("echo $$ > '{}'; exec sleep 100", pid_file.display());
+    let mut config = stdio("sh", &["-c", &script]);
+    config.startup_timeout = Duration::from_millis(500);
+    let manager =
+        McpConnectionManager::start(&servers(vec![("hang", config)]), &process_env()).await;
+    assert_eq!(manager.failures().len(), 1);
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    let proc_dir = format!("/proc/{}", pid.trim());
+    assert!(
+        !std::path::Path::new(&proc_dir).exists(),
+        "process {} outlived its startup timeout",
+        pid.trim()
+    );
+}
+
+#[tokio::test]
+async fn missing_programs_and_disabled_servers() {
+    let mut disabled = stdio("sleep", &["100"]);
+    disabled.enabled = false;
+    let manager = McpConnectionManager::start(
+        &servers(vec![
+            ("missing", stdio("/nonexistent/osprey-mcp-server", &["--x"])),
+            ("off", disabled),
+        ]),
+        &process_env(),
+    )
+    .await;
+    let failures = manager.failures();
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert_eq!(failures[0].server, "missing");
+    assert!(
+        failures[0]
+            .reason
+            .starts_with("could not start `/nonexistent/osprey-mcp-server --x`: No such file"),
+        "{}",
+        failures[0].reason
+    );
+    assert!(!manager.has_servers());
+    assert!(manager.responses_tool_specs().is_empty());
+}
+
+#[tokio::test]
+async fn a_stdio_server_gets_only_its_env_and_the_basic_variables() {
+    let Some(js) = everything() else { return };
+    let mut config = everything_stdio(&js);
+    if let osprey_config::McpTransport::Stdio { env, .. } = &mut config.transport {
+        env.insert("OSPREY_TEST_SERVER_VAR".into(), "from-config".into());
+    }
+    let mut parent_env = process_env();
+    parent_env.insert("OSPREY_TEST_PARENT_SECRET".into(), "do-not-leak".into());
+    let manager = McpConnectionManager::start(&servers(vec![("ev", config)]), &parent_env).await;
+    assert_eq!(manager.failures(), vec![]);
+    let env = manager
+        .call_tool("ev", "get-env", None, None)
+        .await
+        .unwrap()
+        .to_model_output()
+        .text;
+    assert!(env.contains("OSPREY_TEST_SERVER_VAR"), "{env}");
+    assert!(env.contains("from-config"), "{env}");
+    assert!(env.contains("\"PATH\""), "{env}");
+    assert!(!env.contains("OSPREY_TEST_PARENT_SECRET"), "{env}");
+    manager.shutdown().await;
+}

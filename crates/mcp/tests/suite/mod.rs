@@ -1,0 +1,5 @@
+mod cli;
+mod everything;
+mod failures;
+mod http;
+mod support;
