@@ -66,6 +66,30 @@ impl RolloutItem {
     }
 }
 
+impl From<ResponseItem> for RolloutItem {
+    fn from(item: ResponseItem) -> Self {
+        Self::ResponseItem(item)
+    }
+}
+
+impl From<EventMsg> for RolloutItem {
+    fn from(msg: EventMsg) -> Self {
+        Self::EventMsg(msg)
+    }
+}
+
+impl From<TurnContextItem> for RolloutItem {
+    fn from(ctx: TurnContextItem) -> Self {
+        Self::TurnContext(ctx)
+    }
+}
+
+impl From<CompactedItem> for RolloutItem {
+    fn from(compacted: CompactedItem) -> Self {
+        Self::Compacted(compacted)
+    }
+}
+
 /// One line of a rollout file: when it was recorded and what.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RolloutLine {
