@@ -10,6 +10,16 @@ npm_dir="$cache/npm"
 CODEX_VERSION="0.171.0"
 CODEX_SDK_VERSION="0.163.0"
 
+# Bubblewrap backs the sandbox's split filesystem policies (Debian package).
+if ! command -v bwrap >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap) >&2 \
+      || echo "install-test-deps: could not install bubblewrap; its sandbox tests will fail" >&2
+  else
+    echo "install-test-deps: bubblewrap is missing and apt-get is not available" >&2
+  fi
+fi
+
 mkdir -p "$npm_dir"
 if [ ! -f "$npm_dir/.installed-$CODEX_VERSION-$CODEX_SDK_VERSION" ]; then
   (cd "$npm_dir" && npm install --no-audit --no-fund --loglevel=error --prefix . \

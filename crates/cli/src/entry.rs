@@ -18,6 +18,10 @@ pub fn dispatch_special(args: &[OsString]) -> Option<i32> {
     if matches!(program, "apply_patch" | "applypatch") {
         return Some(apply_patch(&args[1..]));
     }
+    if program == osprey_sandboxing::helper_args::HELPER_ARG0 {
+        // Returns only when confinement or exec failed.
+        return Some(osprey_linux_sandbox::run_main(args.to_vec()));
+    }
     if args.get(1).is_some_and(|a| a == APPLY_PATCH_FLAG) {
         return Some(apply_patch(&args[2..]));
     }
@@ -61,5 +65,54 @@ pub fn block_on<F: std::future::Future<Output = i32>>(future: F) -> i32 {
             );
             1
         }
+    }
+}
+
+/// `osprey sandbox …`: runs one command under a policy; its output goes to stdout (stdout and
+/// stderr combined, in arrival order) and its exit code is passed through.
+pub async fn sandbox_command(args: osprey_sandboxing::SandboxCommandArgs) -> i32 {
+    let fail = |message: String| {
+        let _ = writeln!(std::io::stderr(), "Error: {message}");
+        1
+    };
+    let cwd = match std::env::current_dir() {
+        Ok(cwd) => cwd,
+        Err(e) => return fail(format!("cannot read the current directory: {e}")),
+    };
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => {
+            return fail(format!(
+                "cannot find the osprey executable for the sandbox helper: {e}"
+            ));
+        }
+    };
+    let env = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect();
+    let request = match args.build_request(&cwd, env, &exe) {
+        Ok(request) => request,
+        Err(e) => return fail(e.to_string()),
+    };
+    let sink = osprey_process::OutputSink::callback(|bytes: &[u8]| {
+        let mut out = std::io::stdout();
+        let _ = out.write_all(bytes);
+        let _ = out.flush();
+    });
+    match osprey_process::run_to_completion(
+        request,
+        osprey_process::ExecExpiration::never(),
+        osprey_process::OutputCaps {
+            head_bytes: 0,
+            tail_bytes: 0,
+        },
+        Some(sink),
+    )
+    .await
+    {
+        Ok(outcome) => outcome
+            .exit_code
+            .unwrap_or_else(|| 128 + outcome.signal.unwrap_or(0)),
+        Err(e) => fail(e.to_string()),
     }
 }

@@ -3,7 +3,8 @@
 //! Dispatch happens in two steps. First on the program name and a hidden first argument, for
 //! the entry points Osprey invokes its own binary through: `apply_patch` / `applypatch` and
 //! `--osprey-run-as-apply-patch` (the patch virtual command, also used inside the sandbox).
-//! Then on clap subcommands: `exec`, `execpolicy check`.
+//! The sandbox helper (`osprey-linux-sandbox`) is entered the same way.
+//! Then on clap subcommands: `exec`, `execpolicy check`, `sandbox`.
 
 mod entry;
 
@@ -30,6 +31,8 @@ enum Command {
     /// Run one task non-interactively.
     #[command(visible_alias = "e")]
     Exec(Box<osprey_exec::ExecCli>),
+    /// Run a command inside the sandbox and pass its exit code through.
+    Sandbox(osprey_sandboxing::SandboxCommandArgs),
     /// Work with exec-policy rules files.
     Execpolicy {
         #[command(subcommand)]
@@ -58,6 +61,7 @@ fn main() -> ExitCode {
         Command::Execpolicy {
             command: ExecpolicyCommand::Check { args },
         } => entry::execpolicy_check(&args),
+        Command::Sandbox(args) => entry::block_on(entry::sandbox_command(args)),
     };
     exit_code(code)
 }

@@ -17,6 +17,7 @@ mod error;
 pub mod events;
 pub mod exec_policy;
 pub mod prompt;
+pub mod sandbox;
 mod session;
 mod thread_manager;
 pub mod tools;

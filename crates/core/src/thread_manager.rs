@@ -5,8 +5,9 @@ use crate::error::CoreError;
 use crate::events::EventEmitter;
 use crate::exec_policy::ExecPolicy;
 use crate::prompt::DEFAULT_BASE_INSTRUCTIONS;
+use crate::sandbox::PlatformSandbox;
 use crate::session::{self, EventReceiver, Session, ThreadSettings};
-use crate::tools::orchestrator::{NoSandbox, Orchestrator};
+use crate::tools::orchestrator::Orchestrator;
 use crate::tools::unified_exec::UnifiedExecSessions;
 use crate::tools::{self, context::SessionServices};
 use osprey_config::Config;
@@ -122,7 +123,10 @@ impl ThreadManager {
             services: Arc::new(SessionServices {
                 events,
                 approvals: ApprovalBroker::default(),
-                orchestrator: Orchestrator::new(Arc::new(policy), Arc::new(NoSandbox)),
+                orchestrator: Orchestrator::new(
+                    Arc::new(policy),
+                    Arc::new(PlatformSandbox::new(self.osprey_exe.clone())),
+                ),
                 unified_exec: UnifiedExecSessions::new(max_sessions),
                 env: self.env.clone(),
                 shell,

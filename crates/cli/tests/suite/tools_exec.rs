@@ -33,6 +33,7 @@ async fn exec_command_writes_a_file_and_reports_the_command() {
     ])
     .await;
     let home = TempHome::for_server(&server, WireApi::Responses);
+    home.write_config("sandbox_mode = \"workspace-write\"\n");
     let repo = temp_git_repo();
     let out = osprey_async(&home, repo.path(), &["exec", "--json", "write it"], "").await;
     assert!(out.status.success(), "stderr: {}", stderr(&out));
@@ -213,7 +214,7 @@ async fn timeout_kills_the_command_and_its_children() {
     ])
     .await;
     let home = TempHome::for_server(&server, WireApi::Responses);
-    home.write_config("tools.shell_type = \"shell_command\"\n");
+    home.write_config("tools.shell_type = \"shell_command\"\nsandbox_mode = \"workspace-write\"\n");
     let repo = temp_git_repo();
     let out = osprey_async(&home, repo.path(), &["exec", "--json", "sleep"], "").await;
     assert!(out.status.success(), "stderr: {}", stderr(&out));
@@ -315,5 +316,32 @@ async fn list_dir_pages_are_stable() {
     let mut paged = entries(request.output_for("p1").unwrap());
     paged.extend(entries(request.output_for("p2").unwrap()));
     assert_eq!(paged, entries(request.output_for("all").unwrap()));
+    server.verify();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_sandbox_blocks_a_write_and_says_so() {
+    let server = MockModelServer::start(vec![
+        call(
+            "call_1",
+            "exec_command",
+            json!({"cmd": "echo hi > blocked.txt"}),
+        ),
+        answer("Blocked."),
+    ])
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    home.write_config("sandbox_mode = \"read-only\"\napproval_policy = \"never\"\n");
+    let repo = temp_git_repo();
+    let out = osprey_async(&home, repo.path(), &["exec", "--json", "write"], "").await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert!(!repo.path().join("blocked.txt").exists());
+    let output = server.requests()[1].output_for("call_1").unwrap();
+    assert!(
+        output.contains("Sandbox: the sandbox blocked this command"),
+        "{output}"
+    );
+    let done = &completed_commands(&jsonl(&out))[0];
+    assert_eq!(done["status"], "failed");
     server.verify();
 }
