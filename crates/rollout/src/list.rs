@@ -24,8 +24,10 @@ use std::path::{Path, PathBuf};
 /// The cache file under `sessions/`.
 pub const INDEX_FILE: &str = "index.jsonl";
 const INDEX_VERSION: u32 = 1;
-/// At most this much of a file is read looking for its first user message.
+/// At most this much of a file (after the header) is read looking for its first user message.
 const MAX_HEADER_BYTES: u64 = 1024 * 1024;
+/// The header line may be longer: it carries the base instructions.
+const MAX_META_BYTES: u64 = 16 * 1024 * 1024;
 /// Longest first-message preview, in characters.
 const PREVIEW_CHARS: usize = 200;
 
@@ -199,9 +201,13 @@ fn read_entry(file: &RolloutFile) -> Option<IndexEntry> {
         }
     };
     let size = handle.metadata().ok()?.len();
-    let mut reader = BufReader::with_capacity(64 * 1024, handle.take(MAX_HEADER_BYTES));
+    let mut reader = BufReader::with_capacity(64 * 1024, handle);
     let mut line = String::new();
-    reader.read_line(&mut line).ok()?;
+    // The header holds the base instructions, so it gets a budget of its own.
+    (&mut reader)
+        .take(MAX_META_BYTES)
+        .read_line(&mut line)
+        .ok()?;
     let meta = match header_meta(&line) {
         Some(meta) => meta,
         None => {
@@ -210,13 +216,17 @@ fn read_entry(file: &RolloutFile) -> Option<IndexEntry> {
         }
     };
     let mut first_user_message = None;
+    let mut budget = MAX_HEADER_BYTES;
     loop {
         line.clear();
-        match reader.read_line(&mut line) {
+        let read = match (&mut reader).take(budget).read_line(&mut line) {
             Ok(0) | Err(_) => break,
-            Ok(_) if !line.ends_with('\n') => break,
-            Ok(_) => {}
+            Ok(read) => read as u64,
+        };
+        if !line.ends_with('\n') {
+            break;
         }
+        budget = budget.saturating_sub(read);
         if let Some(text) = user_text_of_line(&line) {
             first_user_message = Some(preview(&text));
             break;

@@ -67,7 +67,12 @@ fn collect(dir: &Path, depth: usize, out: &mut Vec<RolloutFile>) -> Result<()> {
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && depth == 0 => return Ok(()),
-        Err(e) => return Err(RolloutError::io("list the sessions folder", dir, e)),
+        Err(e) if depth == 0 => return Err(RolloutError::io("list the sessions folder", dir, e)),
+        // One unreadable subfolder should not hide every other thread.
+        Err(e) => {
+            tracing::debug!(path = %dir.display(), error = %e, "unreadable sessions subfolder skipped");
+            return Ok(());
+        }
     };
     for entry in entries {
         let entry = entry.map_err(|e| RolloutError::io("list the sessions folder", dir, e))?;

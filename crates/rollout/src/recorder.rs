@@ -43,11 +43,17 @@ enum Command {
 }
 
 impl RolloutRecorder {
-    /// Starts the rollout file of a new thread under `$home/sessions/…`: creates the folders,
+    /// Starts the rollout file of a new thread under `$home/sessions/…` (named for
+    /// `meta.timestamp`, or now if that is not an RFC 3339 time): creates the folders,
     /// the file and its lock, and writes `meta` as the first line before returning (so the
     /// thread is listed from this moment). Needs a Tokio runtime for the writer task.
     pub fn create(home: &Path, meta: SessionMeta) -> Result<Self> {
-        let path = rollout_path(home, Utc::now(), &meta.id);
+        // The file name carries the header's creation time when it has a valid one, so the
+        // two never disagree.
+        let created = chrono::DateTime::parse_from_rfc3339(&meta.timestamp)
+            .map(|t| t.with_timezone(&Utc))
+            .unwrap_or_else(|_| Utc::now());
+        let path = rollout_path(home, created, &meta.id);
         let runtime = runtime_for(&path)?;
         if let Some(dir) = path.parent() {
             fs::create_dir_all(dir)

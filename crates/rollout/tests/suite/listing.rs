@@ -241,3 +241,41 @@ fn files_that_are_not_rollouts_are_left_out() {
     let listed = list_sessions(f.home.path(), &ListOptions::default()).unwrap();
     assert_eq!(listed.len(), 4);
 }
+
+#[test]
+fn a_header_with_huge_base_instructions_is_still_listed() {
+    let home = tempfile::tempdir().unwrap();
+    let mut header = meta("/a");
+    header.base_instructions = Some(osprey_rollout::BaseInstructions {
+        text: "x".repeat(3 * 1024 * 1024),
+    });
+    write_rollout(
+        home.path(),
+        at(1, 1),
+        header,
+        vec![env_context(), user("big")],
+    );
+    let listed = list_sessions(home.path(), &ListOptions::default()).unwrap();
+    assert_eq!(firsts(&listed), vec![Some("big")]);
+}
+
+#[tokio::test]
+async fn the_file_name_follows_the_header_time() {
+    let home = tempfile::tempdir().unwrap();
+    let mut header = meta("/a");
+    header.timestamp = "2024-02-29T23:59:58.500Z".to_string();
+    let recorder = RolloutRecorder::create(home.path(), header.clone()).unwrap();
+    let name = recorder
+        .path()
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        name,
+        format!("rollout-2024-02-29T23-59-58-{}.jsonl", header.id)
+    );
+    assert!(recorder.path().parent().unwrap().ends_with("2024/02/29"));
+    recorder.shutdown().await.unwrap();
+}
