@@ -16,6 +16,7 @@ pub mod approvals;
 mod error;
 pub mod events;
 pub mod exec_policy;
+pub mod project_doc;
 pub mod prompt;
 pub mod sandbox;
 mod session;

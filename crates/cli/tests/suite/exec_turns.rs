@@ -283,3 +283,27 @@ async fn image_flag_attaches_an_input_image() {
     );
     server.verify();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agents_md_reaches_the_model_before_the_environment() {
+    let server =
+        MockModelServer::start(vec![sse_turn(vec![ev_assistant_message("m", "ok")])]).await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let repo = temp_git_repo();
+    std::fs::write(repo.path().join("AGENTS.md"), "Always run `make check`.").unwrap();
+    let out = osprey_async(&home, repo.path(), &["exec", "hi"], "").await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let request = server.single_request();
+    let texts = request.user_texts();
+    let doc = texts
+        .iter()
+        .position(|t| t.starts_with("# AGENTS.md instructions for"))
+        .unwrap();
+    let env = texts
+        .iter()
+        .position(|t| t.starts_with("<environment_context>"))
+        .unwrap();
+    assert!(doc < env);
+    assert!(texts[doc].contains("<INSTRUCTIONS>\nAlways run `make check`.\n</INSTRUCTIONS>"));
+    server.verify();
+}

@@ -140,6 +140,17 @@ fn initial_context(session: &Session, turn: &TurnContext) -> Vec<ResponseItem> {
     if let Some(developer) = session.config.developer_instructions.as_deref() {
         items.push(ResponseItem::developer_text(developer));
     }
+    let config = &session.config;
+    if let Some(doc) = crate::project_doc::load_project_instructions(
+        &config.osprey_home,
+        &turn.cwd,
+        &config.project_doc_fallback_filenames,
+        config.project_doc_max_bytes,
+    ) {
+        items.push(ResponseItem::user_text(
+            crate::project_doc::instructions_message(&turn.cwd, &doc),
+        ));
+    }
     items.push(ResponseItem::user_text(prompt::environment_context(
         turn,
         &session.shell_name,
