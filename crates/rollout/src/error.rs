@@ -62,6 +62,12 @@ pub enum RolloutError {
 }
 
 impl RolloutError {
+    /// This error as front ends receive it. Session-file problems have no kind of their own:
+    /// the message says everything.
+    pub fn to_wire(&self) -> osprey_protocol::WireError {
+        osprey_protocol::WireError::new(osprey_protocol::ErrorKind::Other, self.to_string())
+    }
+
     pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
         Self::Io {
             action,

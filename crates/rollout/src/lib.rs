@@ -23,7 +23,8 @@
 //! * New thread: fill a [`SessionMeta`] (set `git` with [`git_info`]), then
 //!   [`RolloutRecorder::create`]. For `--ephemeral`, create no recorder at all.
 //! * While running: write a `turn_context` record first in every turn (before its user
-//!   message), and pass every response item and event to [`RolloutRecorder::record`]; it
+//!   message), and pass every response item and event (`.into()` makes a [`RolloutItem`])
+//!   to [`RolloutRecorder::record`]; it
 //!   returns at once and drops what the policy does not keep. Await
 //!   [`RolloutRecorder::flush`] after each completed item or turn (the data then survives a
 //!   crash of this process) and [`RolloutRecorder::sync`] where power-loss safety is worth a
@@ -34,12 +35,17 @@
 //!   [`RolloutContents::reconstruct_history`] (which honours compaction), the settings with
 //!   [`RolloutContents::last_turn_context`], the screen with [`RolloutContents::events`], and
 //!   show [`RolloutContents::warnings`] (for example a last line cut short by a crash).
+//!   Records this version does not understand (Codex's own events, newer record types) are
+//!   skipped and only counted in [`RolloutContents::unrecognized_records`], so files written
+//!   by Codex resume too.
 //! * Fork: [`fork_rollout`] writes a new file with a new id holding the records before a given
 //!   turn; resume that file.
 //! * List: [`list_sessions`] (newest first, optionally for one working directory), backed by
 //!   a rebuildable cache, `sessions/index.jsonl`.
 //!
-//! Two recorders on one file are refused with [`RolloutError::Locked`]: a `<file>.lock` beside
+//! Errors are [`RolloutError`]s that name the file involved; [`RolloutError::to_wire`] turns
+//! one into the protocol's error for front ends. Two recorders on one file are refused with
+//! [`RolloutError::Locked`]: a `<file>.lock` beside
 //! the rollout carries an OS advisory lock for the recorder's life.
 //!
 //! Reading, finding, listing and forking are plain blocking functions over small reads; call
