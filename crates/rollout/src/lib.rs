@@ -24,8 +24,8 @@
 //!   [`RolloutRecorder::create`]. For `--ephemeral`, create no recorder at all.
 //! * While running: write a `turn_context` record first in every turn (before its user
 //!   message), and pass every response item and event (`.into()` makes a [`RolloutItem`])
-//!   to [`RolloutRecorder::record`]; it
-//!   returns at once and drops what the policy does not keep. Await
+//!   to [`RolloutRecorder::record`]; it returns at once and drops what the policy does not
+//!   keep. Await
 //!   [`RolloutRecorder::flush`] after each completed item or turn (the data then survives a
 //!   crash of this process) and [`RolloutRecorder::sync`] where power-loss safety is worth a
 //!   few milliseconds. End with [`RolloutRecorder::shutdown`].
@@ -45,8 +45,8 @@
 //!
 //! Errors are [`RolloutError`]s that name the file involved; [`RolloutError::to_wire`] turns
 //! one into the protocol's error for front ends. Two recorders on one file are refused with
-//! [`RolloutError::Locked`]: a `<file>.lock` beside
-//! the rollout carries an OS advisory lock for the recorder's life.
+//! [`RolloutError::Locked`]: a `<file>.lock` beside the rollout carries an OS advisory lock
+//! for the recorder's life.
 //!
 //! Reading, finding, listing and forking are plain blocking functions over small reads; call
 //! them from `spawn_blocking` if a runtime must not stall. Recording needs a Tokio runtime,
