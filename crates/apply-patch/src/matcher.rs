@@ -297,6 +297,7 @@ pub(crate) fn plan<'c>(
         }
         let mut old: &[String] = &chunk.old_lines;
         let mut dropped = false;
+        let mut appended = false;
         let mut found = seek(lines, old, cursor, chunk.end_of_file);
         if found.is_none() && old.last().is_some_and(String::is_empty) {
             // A trailing empty line usually stands for the file's final
@@ -304,7 +305,9 @@ pub(crate) fn plan<'c>(
             old = &old[..old.len() - 1];
             dropped = true;
             found = if old.is_empty() && chunk.end_of_file {
-                // Nothing left to find: an end-of-file chunk adds at the end.
+                // Nothing left to find: an end-of-file chunk adds at the end
+                // (and, like any empty match, does not move the cursor).
+                appended = true;
                 Some((lines.len().max(cursor), MatchLevel::Exact))
             } else {
                 seek(lines, old, cursor, chunk.end_of_file)
@@ -318,7 +321,9 @@ pub(crate) fn plan<'c>(
             old_len: old.len(),
             pieces: pieces(chunk, at, dropped),
         });
-        cursor = at + old.len();
+        if !appended {
+            cursor = at + old.len();
+        }
     }
     // Insertions at the end may sort after later chunks; a stable sort keeps
     // same-position edits in patch order.

@@ -354,9 +354,10 @@ impl<'a> BodyParser<'a> {
     fn parse_chunks(&mut self) -> Result<Vec<Chunk>, ParseError> {
         let mut chunks = Vec::new();
         while let Some(line) = self.lines.get(self.pos) {
-            if line.trim().is_empty() && self.blank_run_is_separator() {
+            if line.trim().is_empty() && !line.starts_with(' ') && self.blank_run_is_separator() {
                 // Blank lines before an `@@`, a marker or the end separate;
-                // before diff lines they are empty context lines.
+                // before diff lines they are empty context lines, and so is
+                // a line holding a space (the context marker) anywhere.
                 self.pos += 1;
                 continue;
             }
@@ -371,7 +372,8 @@ impl<'a> BodyParser<'a> {
     /// Whether the blank lines starting at `pos` are followed by an `@@`
     /// header, a `***` marker or nothing.
     fn blank_run_is_separator(&self) -> bool {
-        match self.lines[self.pos..].iter().find(|l| !l.trim().is_empty()) {
+        let is_separator = |l: &&str| l.trim().is_empty() && !l.starts_with(' ');
+        match self.lines[self.pos..].iter().find(|l| !is_separator(l)) {
             None => true,
             Some(next) => {
                 let next = self.marker(next);
@@ -571,6 +573,12 @@ mod tests {
         };
         assert_eq!(chunks.len(), 1);
         assert_eq!(chunks[0].old_lines, s(&["b", ""]));
+        // A line holding one space is a context line wherever it is.
+        let got = ops("*** Begin Patch\n*** Update File: f\n \n*** End Patch");
+        let FileOp::Update { chunks, .. } = &got[0] else {
+            panic!("expected update")
+        };
+        assert_eq!(chunks[0].old_lines, s(&[""]));
     }
 
     #[test]
