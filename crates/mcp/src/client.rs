@@ -177,7 +177,11 @@ async fn connect_stdio(
                 _ => None,
             };
             match status {
-                Some(status) => format!("`{shown}` {} ({message})", describe_exit(status)),
+                // The exit status and stderr say more than the broken pipe that revealed it.
+                Some(status) => {
+                    tracing::debug!("`{shown}` handshake error: {message}");
+                    format!("`{shown}` {}", describe_exit(status))
+                }
                 None => format!("`{shown}` failed the MCP handshake: {message}"),
             }
         }

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex as StdMutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use osprey_config::McpServerConfig;
 use rmcp::model::{
@@ -54,6 +54,7 @@ pub struct McpConnectionManager {
     by_namespaced: HashMap<(String, String), usize>,
     failures: StdMutex<Vec<StartupFailure>>,
     warnings: Vec<String>,
+    startup_times: BTreeMap<String, Duration>,
 }
 
 impl McpConnectionManager {
@@ -66,6 +67,7 @@ impl McpConnectionManager {
             by_namespaced: HashMap::new(),
             failures: StdMutex::new(Vec::new()),
             warnings: Vec::new(),
+            startup_times: BTreeMap::new(),
         }
     }
 
@@ -81,14 +83,21 @@ impl McpConnectionManager {
         servers: &BTreeMap<String, McpServerConfig>,
         env: &HashMap<String, String>,
     ) -> Self {
-        let attempts = servers.iter().filter(|(_, config)| config.enabled).map(
-            |(name, config)| async move { (name, config, client::connect(config, env).await) },
-        );
+        let attempts =
+            servers
+                .iter()
+                .filter(|(_, config)| config.enabled)
+                .map(|(name, config)| async move {
+                    let started = Instant::now();
+                    let result = client::connect(config, env).await;
+                    (name, config, result, started.elapsed())
+                });
         let results = futures::future::join_all(attempts).await;
 
         let mut manager = Self::empty();
         let mut failures = Vec::new();
-        for (name, config, result) in results {
+        for (name, config, result, took) in results {
+            manager.startup_times.insert(name.clone(), took);
             match result {
                 Ok(connection) => {
                     manager.servers.insert(
@@ -183,6 +192,12 @@ impl McpConnectionManager {
     /// Name adjustments worth telling the user about (collisions, shortened names).
     pub fn warnings(&self) -> &[String] {
         &self.warnings
+    }
+
+    /// How long each enabled server took to start or fail (handshake and tool list), for
+    /// diagnostics and benchmarks.
+    pub fn startup_times(&self) -> &BTreeMap<String, Duration> {
+        &self.startup_times
     }
 
     /// Names of the servers that started.

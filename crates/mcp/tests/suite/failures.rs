@@ -3,6 +3,7 @@
 use std::time::{Duration, Instant};
 
 use osprey_mcp::McpConnectionManager;
+use pretty_assertions::assert_eq;
 use serde_json::json;
 
 use super::support::{everything, everything_stdio, process_env, servers, stdio};
