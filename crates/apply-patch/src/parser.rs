@@ -260,6 +260,15 @@ impl<'a> BodyParser<'a> {
         }
     }
 
+    /// Marker spelling inside an update, where a leading space means a
+    /// context line: lenient mode forgives only trailing whitespace there.
+    fn inner_marker(&self, line: &'a str) -> &'a str {
+        match self.mode {
+            Mode::Strict => line,
+            Mode::Lenient => line.trim_end(),
+        }
+    }
+
     fn parse(mut self) -> Result<Vec<FileOp>, ParseError> {
         let mut ops = Vec::new();
         while self.pos < self.lines.len() {
@@ -274,10 +283,8 @@ impl<'a> BodyParser<'a> {
     }
 
     fn header_path(&self, rest: &str, marker: &str) -> Result<PathBuf, ParseError> {
-        let path = match self.mode {
-            Mode::Strict => rest,
-            Mode::Lenient => rest.trim(),
-        };
+        // Surrounding whitespace is never part of a path a model means.
+        let path = rest.trim();
         if path.is_empty() {
             return Err(ParseError::EmptyPath {
                 line: self.line_no(self.pos),
@@ -290,7 +297,11 @@ impl<'a> BodyParser<'a> {
     /// Strips a marker prefix; lenient mode also accepts the marker without
     /// the space before the path (`*** Add File:foo`) once trimmed.
     fn strip_header(&self, line: &'a str, marker: &str) -> Option<&'a str> {
-        let line = self.marker(line);
+        let line = if marker == MOVE_TO {
+            self.inner_marker(line)
+        } else {
+            self.marker(line)
+        };
         if let Some(rest) = line.strip_prefix(marker) {
             return Some(rest);
         }
@@ -361,7 +372,7 @@ impl<'a> BodyParser<'a> {
                 self.pos += 1;
                 continue;
             }
-            if self.marker(line).starts_with('*') {
+            if self.inner_marker(line).starts_with('*') {
                 break;
             }
             chunks.push(self.parse_chunk(chunks.is_empty())?);
@@ -376,7 +387,7 @@ impl<'a> BodyParser<'a> {
         match self.lines[self.pos..].iter().find(|l| !is_separator(l)) {
             None => true,
             Some(next) => {
-                let next = self.marker(next);
+                let next = self.inner_marker(next);
                 next.starts_with("@@") || next.starts_with('*')
             }
         }
@@ -413,7 +424,7 @@ impl<'a> BodyParser<'a> {
         };
         let mut count = 0usize;
         while let Some(line) = self.lines.get(self.pos) {
-            if self.marker(line) == END_OF_FILE {
+            if self.inner_marker(line) == END_OF_FILE {
                 if count == 0 {
                     return Err(ParseError::EmptyChunk {
                         line: self.line_no(self.pos),
@@ -579,6 +590,16 @@ mod tests {
             panic!("expected update")
         };
         assert_eq!(chunks[0].old_lines, s(&[""]));
+    }
+
+    #[test]
+    fn context_lines_that_look_like_markers_stay_context() {
+        let got = ops("*** Begin Patch\n*** Update File: f\n *** End of File\n *x\n*** End Patch");
+        let FileOp::Update { chunks, .. } = &got[0] else {
+            panic!("expected update")
+        };
+        assert_eq!(chunks[0].old_lines, s(&["*** End of File", "*x"]));
+        assert!(!chunks[0].end_of_file);
     }
 
     #[test]

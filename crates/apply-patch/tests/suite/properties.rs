@@ -218,3 +218,21 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    /// Whatever the strict parser accepts, the lenient one reads the same way.
+    #[test]
+    fn strict_patches_parse_the_same_leniently(
+        picks in prop::collection::vec(0..TOKENS.len(), 0..60),
+    ) {
+        let mut text = String::from("*** Begin Patch\n");
+        text.extend(picks.iter().map(|&i| TOKENS[i]));
+        text.push_str("\n*** End Patch\n");
+        if let Ok(strict) = osprey_apply_patch::parse_patch_strict(&text) {
+            let lenient = osprey_apply_patch::parse_patch(&text);
+            prop_assert_eq!(lenient.map(|p| p.operations), Ok(strict.operations));
+        }
+    }
+}
