@@ -310,8 +310,9 @@ fn connection(
     let info = service.peer().peer_info();
     let instructions = info
         .as_ref()
-        .and_then(|info| info.instructions.clone())
-        .filter(|text| !text.trim().is_empty());
+        .and_then(|info| info.instructions.as_deref().map(str::trim))
+        .filter(|text| !text.is_empty())
+        .map(str::to_owned);
     let has_resources = info
         .as_ref()
         .is_some_and(|info| info.capabilities.resources.is_some());

@@ -1,4 +1,5 @@
 mod cli;
+mod codex_parity;
 mod everything;
 mod failures;
 mod http;
