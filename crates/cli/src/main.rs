@@ -7,6 +7,7 @@
 //! Then on clap subcommands: `exec`, `execpolicy check`, `sandbox`.
 
 mod entry;
+mod sessions;
 
 use clap::{Parser, Subcommand};
 use std::ffi::OsString;
@@ -31,6 +32,11 @@ enum Command {
     /// Run one task non-interactively.
     #[command(visible_alias = "e")]
     Exec(Box<osprey_exec::ExecCli>),
+    /// Recorded sessions.
+    Sessions {
+        #[command(subcommand)]
+        command: sessions::SessionsCommand,
+    },
     /// Run a command inside the sandbox and pass its exit code through.
     Sandbox(osprey_sandboxing::SandboxCommandArgs),
     /// Work with exec-policy rules files.
@@ -62,6 +68,7 @@ fn main() -> ExitCode {
             command: ExecpolicyCommand::Check { args },
         } => entry::execpolicy_check(&args),
         Command::Sandbox(args) => entry::block_on(entry::sandbox_command(args)),
+        Command::Sessions { command } => sessions::run(command),
     };
     exit_code(code)
 }

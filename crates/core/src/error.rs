@@ -10,6 +10,8 @@ pub enum CoreError {
     ThreadClosed,
     #[error("{0}")]
     Invalid(String),
+    #[error(transparent)]
+    Rollout(#[from] osprey_rollout::RolloutError),
 }
 
 impl CoreError {
@@ -18,6 +20,7 @@ impl CoreError {
             Self::Model(e) => e.to_wire(),
             Self::ThreadClosed => WireError::new(ErrorKind::Other, self.to_string()),
             Self::Invalid(_) => WireError::new(ErrorKind::Config, self.to_string()),
+            Self::Rollout(e) => e.to_wire(),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Emitting events tagged with their thread and turn.
 
 use osprey_protocol::{Event, EventMsg, ThreadId, TurnId};
+use osprey_rollout::{RolloutItem, RolloutRecorder, should_persist_event};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::mpsc;
@@ -11,6 +12,8 @@ pub struct EventEmitter {
     thread_id: ThreadId,
     tx: mpsc::UnboundedSender<Event>,
     next_item: Arc<AtomicU64>,
+    /// Where events a front end needs for replay are persisted (none when ephemeral).
+    recorder: Option<Arc<RolloutRecorder>>,
 }
 
 impl EventEmitter {
@@ -19,7 +22,14 @@ impl EventEmitter {
             thread_id,
             tx,
             next_item: Arc::new(AtomicU64::new(0)),
+            recorder: None,
         }
+    }
+
+    /// Also persists the events the rollout policy keeps.
+    pub fn with_recorder(mut self, recorder: Option<Arc<RolloutRecorder>>) -> Self {
+        self.recorder = recorder;
+        self
     }
 
     pub fn thread_id(&self) -> ThreadId {
@@ -29,6 +39,11 @@ impl EventEmitter {
     /// Sends an event. A consumer that went away is not an error: the agent finishes its
     /// work (and its rollout) regardless.
     pub fn emit(&self, turn_id: Option<&TurnId>, msg: EventMsg) {
+        if let Some(recorder) = &self.recorder
+            && should_persist_event(&msg)
+        {
+            recorder.record(vec![RolloutItem::EventMsg(msg.clone())]);
+        }
         let _ = self.tx.send(Event {
             thread_id: self.thread_id,
             turn_id: turn_id.cloned(),

@@ -13,9 +13,11 @@
 //! until a front end answers.
 
 pub mod approvals;
+mod compact;
 mod error;
 pub mod events;
 pub mod exec_policy;
+pub mod history;
 pub mod project_doc;
 pub mod prompt;
 pub mod sandbox;

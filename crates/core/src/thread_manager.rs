@@ -12,9 +12,11 @@ use crate::tools::unified_exec::UnifiedExecSessions;
 use crate::tools::{self, context::SessionServices};
 use osprey_config::Config;
 use osprey_model::ModelClient;
-use osprey_protocol::{Event, Op, ThreadId, TokenUsage};
+use osprey_protocol::{Event, Op, ResponseItem, ThreadId, TokenUsage};
+use osprey_rollout::{BaseInstructions, RolloutRecorder, SessionMeta, SessionSource};
 use osprey_shell::Shell;
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 
@@ -47,6 +49,20 @@ pub struct ThreadManager {
     env: HashMap<String, String>,
     osprey_exe: Option<std::path::PathBuf>,
     ignore_rules: bool,
+    ephemeral: bool,
+    originator: String,
+    source: SessionSource,
+}
+
+/// What a session starts from: nothing (new) or a session file (resume, fork).
+struct SessionInit {
+    thread_id: ThreadId,
+    base_instructions: String,
+    history: Vec<ResponseItem>,
+    turns_so_far: u64,
+    recorder: Option<Arc<RolloutRecorder>>,
+    resumed: bool,
+    warnings: Vec<String>,
 }
 
 impl ThreadManager {
@@ -57,7 +73,23 @@ impl ThreadManager {
             env,
             osprey_exe: None,
             ignore_rules: false,
+            ephemeral: false,
+            originator: "osprey".to_string(),
+            source: SessionSource::Unknown,
         }
+    }
+
+    /// Write no session files (`--ephemeral`).
+    pub fn ephemeral(mut self, ephemeral: bool) -> Self {
+        self.ephemeral = ephemeral;
+        self
+    }
+
+    /// Who is driving the threads, as recorded in session files.
+    pub fn with_origin(mut self, originator: &str, source: SessionSource) -> Self {
+        self.originator = originator.to_string();
+        self.source = source;
+        self
     }
 
     /// Skip exec-policy rules files (`--ignore-rules`).
@@ -75,19 +107,152 @@ impl ThreadManager {
     /// Starts a new thread with this configuration. Fails before anything is sent when the
     /// provider cannot be used (for example its API key is missing).
     pub async fn start_thread(&self, config: Config) -> Result<Arc<OspreyThread>, CoreError> {
-        let env = self.env.clone();
-        let model = ModelClient::new(config.model_provider.clone(), &move |name: &str| {
-            env.get(name).cloned()
-        })?;
         let thread_id = ThreadId::new();
-        let (event_tx, event_rx) = mpsc::unbounded_channel();
-        let (op_tx, op_rx) = mpsc::channel(64);
-        let events = EventEmitter::new(thread_id, event_tx);
-        let registry = tools::build_registry(&config);
         let base_instructions = config
             .base_instructions
             .clone()
             .unwrap_or_else(|| DEFAULT_BASE_INSTRUCTIONS.to_string());
+        // Fail on the provider before a session file exists.
+        let model = self.model_client(&config)?;
+        let recorder = if self.ephemeral {
+            None
+        } else {
+            let mut meta = SessionMeta::new(
+                thread_id,
+                config.cwd.clone(),
+                self.originator.clone(),
+                env!("CARGO_PKG_VERSION"),
+                self.source.clone(),
+            );
+            meta.model_provider = Some(config.model_provider_id.clone());
+            meta.base_instructions = Some(BaseInstructions {
+                text: base_instructions.clone(),
+            });
+            meta.git = osprey_rollout::git_info(&config.cwd);
+            Some(Arc::new(RolloutRecorder::create(
+                &config.osprey_home,
+                meta,
+            )?))
+        };
+        self.spawn(
+            config,
+            model,
+            SessionInit {
+                thread_id,
+                base_instructions,
+                history: Vec::new(),
+                turns_so_far: 0,
+                recorder,
+                resumed: false,
+                warnings: Vec::new(),
+            },
+        )
+    }
+
+    /// Continues the thread recorded in `rollout` in the same file, with the same id and the
+    /// same base instructions (unless the config sets them explicitly). The history is
+    /// rebuilt from the file, compactions included. Two processes cannot resume one thread at
+    /// once: the second is refused.
+    pub async fn resume_thread(
+        &self,
+        config: Config,
+        rollout: &Path,
+    ) -> Result<Arc<OspreyThread>, CoreError> {
+        let model = self.model_client(&config)?;
+        let (recorder, contents) = if self.ephemeral {
+            (None, osprey_rollout::read_rollout(rollout)?)
+        } else {
+            let (recorder, contents) = RolloutRecorder::resume(rollout)?;
+            (Some(Arc::new(recorder)), contents)
+        };
+        let base_instructions = config
+            .base_instructions
+            .clone()
+            .or_else(|| {
+                contents
+                    .meta
+                    .base_instructions
+                    .as_ref()
+                    .map(|b| b.text.clone())
+            })
+            .unwrap_or_else(|| DEFAULT_BASE_INSTRUCTIONS.to_string());
+        let mut warnings: Vec<String> = contents
+            .warnings
+            .iter()
+            .map(|w| format!("session file {}: {w}", rollout.display()))
+            .collect();
+        if contents.unrecognized_records > 0 {
+            warnings.push(format!(
+                "session file {}: {} records of kinds this version does not know were skipped",
+                rollout.display(),
+                contents.unrecognized_records
+            ));
+        }
+        let mut history = contents.reconstruct_history();
+        let repaired = crate::history::close_dangling_calls(&mut history);
+        if repaired > 0 {
+            warnings.push(format!(
+                "{repaired} tool call(s) in {} had no result (the session ended mid-call); they are marked as aborted",
+                rollout.display()
+            ));
+            if let Some(recorder) = &recorder {
+                let start = history.len() - repaired;
+                recorder.record(
+                    history[start..]
+                        .iter()
+                        .cloned()
+                        .map(osprey_rollout::RolloutItem::ResponseItem)
+                        .collect(),
+                );
+            }
+        }
+        self.spawn(
+            config,
+            model,
+            SessionInit {
+                thread_id: contents.meta.id,
+                base_instructions,
+                history,
+                turns_so_far: contents.turn_contexts().len() as u64,
+                recorder,
+                resumed: true,
+                warnings,
+            },
+        )
+    }
+
+    /// Copies the first `keep_turns` turns of the thread in `source` (all of them for `None`)
+    /// into a new thread with a new id and file, and starts it.
+    pub async fn fork_thread(
+        &self,
+        config: Config,
+        source: &Path,
+        keep_turns: Option<usize>,
+    ) -> Result<Arc<OspreyThread>, CoreError> {
+        let new_id = ThreadId::new();
+        let path = osprey_rollout::fork_rollout(&config.osprey_home, source, keep_turns, new_id)?;
+        self.resume_thread(config, &path).await
+    }
+
+    fn model_client(&self, config: &Config) -> Result<ModelClient, CoreError> {
+        let env = self.env.clone();
+        Ok(ModelClient::new(
+            config.model_provider.clone(),
+            &move |name: &str| env.get(name).cloned(),
+        )?)
+    }
+
+    fn spawn(
+        &self,
+        config: Config,
+        model: ModelClient,
+        init: SessionInit,
+    ) -> Result<Arc<OspreyThread>, CoreError> {
+        let thread_id = init.thread_id;
+        let (event_tx, event_rx) = mpsc::unbounded_channel();
+        let (op_tx, op_rx) = mpsc::channel(64);
+        let events = EventEmitter::new(thread_id, event_tx).with_recorder(init.recorder.clone());
+        let registry = tools::build_registry(&config);
         let settings = ThreadSettings {
             cwd: config.cwd.clone(),
             model: config.model.clone(),
@@ -132,23 +297,24 @@ impl ThreadManager {
                 shell,
                 osprey_exe: self.osprey_exe.clone(),
             }),
-            base_instructions,
+            base_instructions: init.base_instructions,
             shell_name,
-            history: Mutex::new(Vec::new()),
+            history: Mutex::new(init.history),
             settings: Mutex::new(settings),
             total_usage: Mutex::new(TokenUsage::default()),
-            turn_counter: Mutex::new(0),
+            turn_counter: Mutex::new(init.turns_so_far),
+            recorder: init.recorder,
         });
-        session::emit_thread_started(&session, None);
-        for error in rule_errors {
-            session.events().emit(
-                None,
-                osprey_protocol::EventMsg::Warning {
-                    message: format!(
-                        "rules file not loaded: {error}. Until it is fixed, commands no rule allows need approval."
-                    ),
-                },
-            );
+        session::emit_thread_started(&session, init.resumed);
+        let rule_warnings = rule_errors.into_iter().map(|error| {
+            format!(
+                "rules file not loaded: {error}. Until it is fixed, commands no rule allows need approval."
+            )
+        });
+        for message in init.warnings.into_iter().chain(rule_warnings) {
+            session
+                .events()
+                .emit(None, osprey_protocol::EventMsg::Warning { message });
         }
         tokio::spawn(session::run_session(session, op_rx));
         let thread = Arc::new(OspreyThread {

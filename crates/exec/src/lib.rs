@@ -12,13 +12,14 @@ pub mod human_output;
 pub mod json_output;
 mod prompt_input;
 
-pub use cli_args::{ColorArg, ExecCli, ExecCommand, ResumeArgs, SandboxArg};
+pub use cli_args::{ColorArg, ExecCli, ExecCommand, ForkArgs, ResumeArgs, SandboxArg};
 
 use human_output::{HumanEventWriter, Style};
 use json_output::JsonEventWriter;
 use osprey_config::{ConfigBuilder, ConfigOverrides, EnvSnapshot};
 use osprey_core::ThreadManager;
-use osprey_protocol::{EventMsg, Op, ReviewDecision, SandboxMode, UserInput};
+use osprey_protocol::{EventMsg, Op, ReviewDecision, SandboxMode, ThreadId, UserInput};
+use osprey_rollout::SessionSource;
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -74,11 +75,6 @@ async fn run(
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
 ) -> Result<i32, Failure> {
-    if let Some(ExecCommand::Resume(_)) = cli.command {
-        return Err(Failure::usage(
-            "`osprey exec resume` is not supported yet: sessions are not recorded by this version",
-        ));
-    }
     let cwd = resolve_cwd(cli.cwd.as_deref())?;
     let overrides = ConfigOverrides {
         model: cli.model.clone(),
@@ -117,12 +113,13 @@ async fn run(
     }
 
     let stdin_is_terminal = std::io::stdin().is_terminal();
-    let prompt = prompt_input::resolve_prompt(
-        cli.prompt.as_deref(),
-        &mut std::io::stdin(),
-        stdin_is_terminal,
-    )
-    .map_err(|e| Failure::usage(e.to_string()))?;
+    let prompt_arg = match &cli.command {
+        Some(ExecCommand::Resume(args)) => args.target_and_prompt().1.or(cli.prompt.as_deref()),
+        Some(ExecCommand::Fork(args)) => args.prompt.as_deref().or(cli.prompt.as_deref()),
+        None => cli.prompt.as_deref(),
+    };
+    let prompt = prompt_input::resolve_prompt(prompt_arg, &mut std::io::stdin(), stdin_is_terminal)
+        .map_err(|e| Failure::usage(e.to_string()))?;
 
     let output_schema = match &cli.output_schema {
         Some(path) => Some(read_output_schema(path)?),
@@ -150,14 +147,25 @@ async fn run(
         ColorArg::Never => false,
         ColorArg::Auto => !env.contains_key("NO_COLOR") && std::io::stderr().is_terminal(),
     };
-    let mut manager = ThreadManager::new(env).ignore_rules(cli.ignore_rules);
+    let mut manager = ThreadManager::new(env)
+        .ignore_rules(cli.ignore_rules)
+        .ephemeral(cli.ephemeral)
+        .with_origin("osprey_exec", SessionSource::Exec);
     if let Ok(exe) = std::env::current_exe() {
         manager = manager.with_osprey_exe(exe);
     }
-    let thread = manager
-        .start_thread(config)
-        .await
-        .map_err(|e| Failure::failed(e.to_string()))?;
+    let started = match &cli.command {
+        None => manager.start_thread(config).await,
+        Some(ExecCommand::Resume(args)) => {
+            let path = locate_session(&config, args.target_and_prompt().0, args.all)?;
+            manager.resume_thread(config, &path).await
+        }
+        Some(ExecCommand::Fork(args)) => {
+            let path = locate_session(&config, Some(&args.thread_id), false)?;
+            manager.fork_thread(config, &path, args.at).await
+        }
+    };
+    let thread = started.map_err(|e| Failure::failed(e.to_string()))?;
 
     let mut json = cli.json.then(JsonEventWriter::default);
     let mut human = HumanEventWriter::new(Style { enabled: color }, version);
@@ -254,6 +262,43 @@ fn resolve_cwd(arg: Option<&Path>) -> Result<PathBuf, Failure> {
     }
     dir.canonicalize()
         .map_err(|e| Failure::failed(format!("--cd {}: {e}", dir.display())))
+}
+
+/// The session file for a thread id, or the latest one (for this cwd unless `all`).
+fn locate_session(
+    config: &osprey_config::Config,
+    thread_id: Option<&str>,
+    all: bool,
+) -> Result<PathBuf, Failure> {
+    let home = &config.osprey_home;
+    match thread_id {
+        Some(id) => {
+            let id: ThreadId = id.parse().map_err(Failure::usage)?;
+            match osprey_rollout::find_rollout_by_id(home, &id) {
+                Ok(Some(path)) => Ok(path),
+                Ok(None) => Err(Failure::failed(format!(
+                    "no session with id {id} under {}; `osprey sessions list` shows the sessions there",
+                    osprey_rollout::sessions_dir(home).display()
+                ))),
+                Err(e) => Err(Failure::failed(e.to_string())),
+            }
+        }
+        None => {
+            let cwd = (!all).then_some(config.cwd.as_path());
+            match osprey_rollout::find_latest_rollout(home, cwd) {
+                Ok(Some(path)) => Ok(path),
+                Ok(None) if all => Err(Failure::failed(format!(
+                    "there are no sessions under {}",
+                    osprey_rollout::sessions_dir(home).display()
+                ))),
+                Ok(None) => Err(Failure::failed(format!(
+                    "no session was started in {}; pass a thread id, or --last --all for the latest from any directory",
+                    config.cwd.display()
+                ))),
+                Err(e) => Err(Failure::failed(e.to_string())),
+            }
+        }
+    }
 }
 
 fn inside_git_repo(dir: &Path) -> bool {

@@ -8,9 +8,17 @@ const thread = codex.startThread({
   skipGitRepoCheck: true,
 });
 const turn = await thread.run(process.env.PROMPT);
+// Continue the same thread in a new `exec … resume <id>` process.
+const resumed = codex.resumeThread(thread.id, {
+  workingDirectory: process.env.WORKDIR,
+  skipGitRepoCheck: true,
+});
+const second = await resumed.run("and now?");
 console.log(JSON.stringify({
   threadId: thread.id,
   items: turn.items,
   finalResponse: turn.finalResponse,
   usage: turn.usage,
+  resumedThreadId: resumed.id,
+  resumedResponse: second.finalResponse,
 }));

@@ -1,7 +1,10 @@
 mod apply_patch;
 mod common;
+mod compaction;
 mod exec_errors;
 mod exec_turns;
+mod layering;
 mod policy;
 mod sdk;
+mod sessions;
 mod tools_exec;

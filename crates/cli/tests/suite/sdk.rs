@@ -28,16 +28,18 @@ async fn typescript_sdk_runs_a_thread_with_a_command() {
         sse_turn(vec![ev_function_call(
             "call_1",
             "exec_command",
-            &json!({"cmd": "echo from-sdk > sdk.txt && cat sdk.txt"}).to_string(),
+            &json!({"cmd": "echo from-sdk > sdk.txt && cat sdk.txt", "login": false}).to_string(),
         )]),
         MockResponse::Sse(vec![
             ev_response_created("resp_2"),
             ev_assistant_message("msg_1", "Wrote sdk.txt."),
             ev_completed_with_usage("resp_2", 50, 10, 5, 0),
         ]),
+        sse_turn(vec![ev_assistant_message("msg_2", "Still here.")]),
     ])
     .await;
     let home = TempHome::for_server(&server, WireApi::Responses);
+    home.write_config("sandbox_mode = \"workspace-write\"\n");
     let repo = temp_git_repo();
     let bin = assert_cmd::cargo::cargo_bin("osprey");
     let env: Vec<(String, std::ffi::OsString)> = home

@@ -6,6 +6,8 @@
 
 mod turn;
 
+pub(crate) use turn::initial_context;
+
 use crate::events::EventEmitter;
 use crate::tools::ToolRegistry;
 use crate::tools::context::SessionServices;
@@ -16,6 +18,7 @@ use osprey_protocol::{
     AbortReason, AskForApproval, Event, EventMsg, Op, ReasoningEffort, ResponseItem, SandboxPolicy,
     ThreadId, TokenUsage, TurnId, UserInput,
 };
+use osprey_rollout::{RolloutItem, RolloutRecorder};
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -48,6 +51,8 @@ pub(crate) struct Session {
     pub settings: Mutex<ThreadSettings>,
     pub total_usage: Mutex<TokenUsage>,
     pub turn_counter: Mutex<u64>,
+    /// The session file (none when ephemeral).
+    pub recorder: Option<Arc<RolloutRecorder>>,
 }
 
 impl Session {
@@ -65,9 +70,55 @@ impl Session {
         self.history.lock().map(|h| h.clone()).unwrap_or_default()
     }
 
+    /// Appends items to the history and the session file.
     pub fn record(&self, items: impl IntoIterator<Item = ResponseItem>) {
+        let items: Vec<ResponseItem> = items.into_iter().collect();
+        if let Some(recorder) = &self.recorder {
+            recorder.record(
+                items
+                    .iter()
+                    .cloned()
+                    .map(RolloutItem::ResponseItem)
+                    .collect(),
+            );
+        }
         if let Ok(mut history) = self.history.lock() {
             history.extend(items);
+        }
+    }
+
+    /// Replaces the whole history (compaction).
+    pub fn replace_history(&self, items: Vec<ResponseItem>) {
+        if let Ok(mut history) = self.history.lock() {
+            *history = items;
+        }
+    }
+
+    /// Hands everything recorded so far to the OS; a failure is reported once as a warning.
+    pub async fn flush(&self) {
+        if let Some(recorder) = &self.recorder
+            && let Err(e) = recorder.flush().await
+        {
+            self.events().emit(
+                None,
+                EventMsg::Warning {
+                    message: format!("the session file could not be written: {e}"),
+                },
+            );
+        }
+    }
+
+    /// Like [`Session::flush`], and forces the data to disk (end of a turn).
+    pub async fn sync(&self) {
+        if let Some(recorder) = &self.recorder
+            && let Err(e) = recorder.sync().await
+        {
+            self.events().emit(
+                None,
+                EventMsg::Warning {
+                    message: format!("the session file could not be written: {e}"),
+                },
+            );
         }
     }
 }
@@ -78,8 +129,16 @@ struct RunningTurn {
 }
 
 struct PendingTurn {
-    items: Vec<UserInput>,
+    task: Task,
     context: TurnContext,
+}
+
+/// What a queued task does.
+enum Task {
+    /// A regular turn with this user input.
+    Turn(Vec<UserInput>),
+    /// Summarise the history (`Op::Compact`).
+    Compact,
 }
 
 /// Runs the actor until `Shutdown` or until every handle to the thread is dropped.
@@ -107,7 +166,7 @@ pub(crate) async fn run_session(session: Arc<Session>, mut ops: mpsc::Receiver<O
                 match op {
                     Op::UserTurn { items, cwd, approval_policy, sandbox_policy, model, effort, output_schema } => {
                         let context = session.turn_context(cwd, approval_policy, sandbox_policy, model, effort, output_schema);
-                        let pending = PendingTurn { items, context };
+                        let pending = PendingTurn { task: Task::Turn(items), context };
                         if running.is_some() {
                             queued.push_back(pending);
                         } else {
@@ -127,9 +186,13 @@ pub(crate) async fn run_session(session: Arc<Session>, mut ops: mpsc::Receiver<O
                         }
                     }
                     Op::Compact => {
-                        session.events().emit(None, EventMsg::Warning {
-                            message: "compaction is not available in this version".to_string(),
-                        });
+                        let context = session.turn_context(None, None, None, None, None, None);
+                        let pending = PendingTurn { task: Task::Compact, context };
+                        if running.is_some() {
+                            queued.push_back(pending);
+                        } else {
+                            running = Some(start_turn(&session, pending));
+                        }
                     }
                     Op::Shutdown => {
                         if let Some(turn) = running.take() {
@@ -137,6 +200,7 @@ pub(crate) async fn run_session(session: Arc<Session>, mut ops: mpsc::Receiver<O
                             let _ = turn.handle.await;
                         }
                         session.services.unified_exec.kill_all().await;
+                        session.sync().await;
                         for pending in queued.drain(..) {
                             session.events().emit(Some(&pending.context.turn_id), EventMsg::TurnAborted { reason: AbortReason::Shutdown });
                         }
@@ -159,12 +223,12 @@ pub(crate) async fn run_session(session: Arc<Session>, mut ops: mpsc::Receiver<O
 
 fn start_turn(session: &Arc<Session>, pending: PendingTurn) -> RunningTurn {
     let cancel = CancellationToken::new();
-    let handle = tokio::spawn(turn::run_turn(
-        Arc::clone(session),
-        Arc::new(pending.context),
-        pending.items,
-        cancel.clone(),
-    ));
+    let session = Arc::clone(session);
+    let context = Arc::new(pending.context);
+    let handle = match pending.task {
+        Task::Turn(items) => tokio::spawn(turn::run_turn(session, context, items, cancel.clone())),
+        Task::Compact => tokio::spawn(turn::run_compact_task(session, context, cancel.clone())),
+    };
     RunningTurn { cancel, handle }
 }
 
@@ -208,7 +272,8 @@ impl Session {
 }
 
 /// Sends an event the thread's consumer should see before any turn (used at start-up).
-pub(crate) fn emit_thread_started(session: &Session, rollout_path: Option<PathBuf>) {
+pub(crate) fn emit_thread_started(session: &Session, resumed: bool) {
+    let rollout_path = session.recorder.as_ref().map(|r| r.path().to_path_buf());
     let settings = session
         .settings
         .lock()
@@ -223,7 +288,7 @@ pub(crate) fn emit_thread_started(session: &Session, rollout_path: Option<PathBu
             approval_policy: settings.approval_policy,
             sandbox_policy: settings.sandbox_policy,
             rollout_path,
-            resumed: false,
+            resumed,
         },
     );
 }

@@ -12,6 +12,7 @@ use osprey_protocol::{
     AbortReason, ContentItem, EventMsg, ReasoningSummary, ResponseItem, ThreadItem, TokenUsage,
     UserInput,
 };
+use osprey_rollout::{RolloutItem, TurnContextItem};
 use std::collections::HashMap;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -22,12 +23,64 @@ pub(crate) async fn run_turn(
     input: Vec<UserInput>,
     cancel: CancellationToken,
 ) {
+    run_turn_inner(&session, turn, input, cancel).await;
+    // Whatever way the turn ended, its record is on disk before the next one starts.
+    session.sync().await;
+}
+
+/// `Op::Compact` as a task of its own: started, compacted, completed (or failed).
+pub(crate) async fn run_compact_task(
+    session: Arc<Session>,
+    turn: Arc<TurnContext>,
+    cancel: CancellationToken,
+) {
+    let events = session.events().clone();
+    let turn_id = turn.turn_id.clone();
+    events.emit(Some(&turn_id), EventMsg::TurnStarted);
+    let result = tokio::select! {
+        result = crate::compact::compact(&session, &turn) => result,
+        _ = cancel.cancelled() => {
+            events.emit(Some(&turn_id), EventMsg::TurnAborted { reason: AbortReason::Interrupted });
+            return;
+        }
+    };
+    let msg = match result {
+        Ok(_) => EventMsg::TurnCompleted {
+            last_agent_message: None,
+            usage: TokenUsage::default(),
+        },
+        Err(error) => EventMsg::TurnFailed {
+            error: error.to_wire(),
+            usage: TokenUsage::default(),
+        },
+    };
+    events.emit(Some(&turn_id), msg);
+    session.sync().await;
+}
+
+async fn run_turn_inner(
+    session: &Arc<Session>,
+    turn: Arc<TurnContext>,
+    input: Vec<UserInput>,
+    cancel: CancellationToken,
+) {
     let events = session.events().clone();
     let turn_id = turn.turn_id.clone();
     events.emit(Some(&turn_id), EventMsg::TurnStarted);
 
+    if let Some(recorder) = &session.recorder {
+        recorder.record(vec![RolloutItem::TurnContext(TurnContextItem {
+            turn_id: Some(turn.turn_id.clone()),
+            cwd: turn.cwd.clone(),
+            approval_policy: turn.approval_policy,
+            sandbox_policy: turn.sandbox_policy.clone(),
+            model: turn.model.clone(),
+            effort: turn.effort,
+            extra: Default::default(),
+        })]);
+    }
     if session.history_snapshot().is_empty() {
-        session.record(initial_context(&session, &turn));
+        session.record(initial_context(session, &turn));
     }
     let user_item = user_input_item(&input, turn.config.tools.view_image_max_dimension);
     if let Some(text) = user_item.message_text() {
@@ -45,10 +98,11 @@ pub(crate) async fn run_turn(
 
     let mut turn_usage = TokenUsage::default();
     let mut last_agent_message: Option<String> = None;
+    let mut compacted_for_overflow = false;
     loop {
-        let prompt = build_prompt(&session, &turn);
+        let prompt = build_prompt(session, &turn);
         let sampled = tokio::select! {
-            result = sample(&session, &turn, &prompt) => result,
+            result = sample(session, &turn, &prompt) => result,
             _ = cancel.cancelled() => {
                 session.services.unified_exec.kill_all().await;
                 events.emit(Some(&turn_id), EventMsg::TurnAborted { reason: AbortReason::Interrupted });
@@ -57,6 +111,20 @@ pub(crate) async fn run_turn(
         };
         let (items, usage) = match sampled {
             Ok(ok) => ok,
+            Err(ModelError::ContextWindowExceeded { .. }) if !compacted_for_overflow => {
+                compacted_for_overflow = true;
+                if let Err(error) = crate::compact::compact(session, &turn).await {
+                    events.emit(
+                        Some(&turn_id),
+                        EventMsg::TurnFailed {
+                            error: error.to_wire(),
+                            usage: turn_usage,
+                        },
+                    );
+                    return;
+                }
+                continue;
+            }
             Err(error) => {
                 events.emit(
                     Some(&turn_id),
@@ -88,6 +156,7 @@ pub(crate) async fn run_turn(
             }
         }
         session.record(items.clone());
+        session.flush().await;
 
         let calls = extract_tool_calls(&items);
         if calls.is_empty() {
@@ -109,6 +178,22 @@ pub(crate) async fn run_turn(
         )
         .await;
         session.record(outcome.outputs);
+        session.flush().await;
+        let over_limit = usage.is_some_and(|u| crate::compact::should_auto_compact(session, &u));
+        if over_limit
+            && outcome.fatal.is_none()
+            && !cancel.is_cancelled()
+            && let Err(error) = crate::compact::compact(session, &turn).await
+        {
+            events.emit(
+                Some(&turn_id),
+                EventMsg::TurnFailed {
+                    error: error.to_wire(),
+                    usage: turn_usage,
+                },
+            );
+            return;
+        }
         if outcome.fatal.is_some() {
             events.emit(
                 Some(&turn_id),
@@ -132,7 +217,7 @@ pub(crate) async fn run_turn(
 }
 
 /// The items every new thread starts with: permissions and the environment.
-fn initial_context(session: &Session, turn: &TurnContext) -> Vec<ResponseItem> {
+pub(crate) fn initial_context(session: &Session, turn: &TurnContext) -> Vec<ResponseItem> {
     let mut items = vec![prompt::permissions_message(
         turn.approval_policy,
         &turn.sandbox_policy,

@@ -1,3 +1,4 @@
 mod approvals;
+mod compact;
 mod harness;
 mod interrupt;
