@@ -31,6 +31,19 @@ pub fn run_cli(
     stderr: &mut dyn Write,
     cwd: &Path,
 ) -> i32 {
+    let roots = [cwd.to_path_buf()];
+    run_cli_with_roots(args, stdin, stdout, stderr, cwd, Some(&roots))
+}
+
+/// [`run_cli`] with explicit allowed roots (`None`: any path may be touched).
+pub fn run_cli_with_roots(
+    args: &[OsString],
+    stdin: &mut dyn Read,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+    cwd: &Path,
+    allowed_roots: Option<&[PathBuf]>,
+) -> i32 {
     let text = match args {
         [] => {
             let mut buf = Vec::new();
@@ -65,10 +78,16 @@ pub fn run_cli(
             return EXIT_USAGE;
         }
     };
-    apply_text(&text, stdout, stderr, cwd)
+    apply_text(&text, stdout, stderr, cwd, allowed_roots)
 }
 
-fn apply_text(text: &str, stdout: &mut dyn Write, stderr: &mut dyn Write, cwd: &Path) -> i32 {
+fn apply_text(
+    text: &str,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+    cwd: &Path,
+    allowed_roots: Option<&[PathBuf]>,
+) -> i32 {
     let patch = match parse_patch(text) {
         Ok(patch) => patch,
         Err(e) => {
@@ -76,8 +95,7 @@ fn apply_text(text: &str, stdout: &mut dyn Write, stderr: &mut dyn Write, cwd: &
             return EXIT_FAILURE;
         }
     };
-    let roots: Vec<PathBuf> = vec![cwd.to_path_buf()];
-    let result = verify_patch(&patch, cwd, Some(&roots)).and_then(|v| apply_verified(&v));
+    let result = verify_patch(&patch, cwd, allowed_roots).and_then(|v| apply_verified(&v));
     match result {
         Ok(summary) => {
             if write!(stdout, "{}", summary.text).is_err() {

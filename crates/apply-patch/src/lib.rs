@@ -59,7 +59,7 @@ mod paths;
 mod verify;
 
 pub use apply::{ApplySummary, apply_verified, summary_text};
-pub use cli::{EXIT_FAILURE, EXIT_SUCCESS, EXIT_USAGE, run_cli};
+pub use cli::{EXIT_FAILURE, EXIT_SUCCESS, EXIT_USAGE, run_cli, run_cli_with_roots};
 pub use error::ApplyError;
 pub use invocation::{Invocation, maybe_parse_apply_patch_invocation};
 pub use matcher::MatchLevel;
@@ -79,7 +79,8 @@ pub fn apply_patch_text(
 }
 
 /// The patch language as a Lark grammar, for a freeform (custom) tool
-/// definition. It describes what the strict parser accepts.
+/// definition. It describes what the strict parser accepts (checked against
+/// the corpus with Python's `lark`, both LALR and Earley).
 pub const PATCH_LARK_GRAMMAR: &str = r#"start: begin_marker operation+ end_marker
 
 begin_marker: "*** Begin Patch" LF
@@ -92,15 +93,39 @@ delete_file: "*** Delete File: " path LF
 update_file: "*** Update File: " path LF move_target? chunk+
 
 move_target: "*** Move to: " path LF
-path: /(.+)/
+path: TEXT
 
 chunk: chunk_header? chunk_line+ end_of_file?
-chunk_header: ("@@" | "@@ " /(.+)/) LF
-chunk_line: (context_line | removed_line | added_line)
-context_line: " " /(.*)/ LF
-removed_line: "-" /(.*)/ LF
-added_line: "+" /(.*)/ LF
+chunk_header: ("@@" | "@@ " TEXT) LF
+chunk_line: context_line | removed_line | added_line | empty_line
+context_line: " " TEXT? LF
+empty_line: LF
+removed_line: "-" TEXT? LF
+added_line: "+" TEXT? LF
 end_of_file: "*** End of File" LF
 
-%import common.LF
+TEXT: /[^\r\n]+/
+LF: "\n"
 "#;
+
+#[cfg(test)]
+mod grammar_tests {
+    use super::PATCH_LARK_GRAMMAR;
+
+    /// The grammar spells every marker exactly as the parser does.
+    #[test]
+    fn grammar_uses_the_parser_markers() {
+        for marker in [
+            "\"*** Begin Patch\"",
+            "\"*** End Patch\"",
+            "\"*** Add File: \"",
+            "\"*** Delete File: \"",
+            "\"*** Update File: \"",
+            "\"*** Move to: \"",
+            "\"*** End of File\"",
+            "\"@@ \"",
+        ] {
+            assert!(PATCH_LARK_GRAMMAR.contains(marker), "{marker} missing");
+        }
+    }
+}

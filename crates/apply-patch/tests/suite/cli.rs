@@ -130,3 +130,28 @@ fn absolute_path_outside_cwd_is_refused() {
     );
     assert!(!target.exists());
 }
+
+#[test]
+fn explicit_roots_allow_a_sibling_directory() {
+    let (_d, root) = tree();
+    let other = tempfile::tempdir().unwrap();
+    let other_root = std::fs::canonicalize(other.path()).unwrap();
+    let target = other_root.join("x.txt");
+    let patch = format!(
+        "*** Begin Patch\n*** Add File: {}\n+x\n*** End Patch",
+        target.display()
+    );
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let roots = [root.clone(), other_root];
+    let code = osprey_apply_patch::run_cli_with_roots(
+        &[OsString::from(patch)],
+        &mut &b""[..],
+        &mut out,
+        &mut err,
+        &root,
+        Some(&roots),
+    );
+    assert_eq!(code, 0, "{}", String::from_utf8_lossy(&err));
+    assert_eq!(std::fs::read_to_string(target).unwrap(), "x\n");
+}
