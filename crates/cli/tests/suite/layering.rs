@@ -92,9 +92,11 @@ fn crate_dependencies_follow_the_design_map() {
             let internal = dep.starts_with("osprey-");
             let short = dep.trim_start_matches("osprey-");
             let banned = forbidden.iter().any(|f| {
-                (*f == "*internal*" && internal)
-                    || (internal && *f == short)
-                    || (!internal && *f == dep)
+                if internal {
+                    *f == "*internal*" || *f == short
+                } else {
+                    *f == dep
+                }
             });
             if banned {
                 problems.push(format!("osprey-{krate} must not depend on {dep}"));

@@ -233,6 +233,10 @@ async fn concurrent_resume_is_refused_and_unknown_ids_are_clear() {
         &osprey_async(&home, repo.path(), &["exec", "--json", "task"], "").await,
     ));
     // The first resume holds the session while its stream hangs.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test holds a session open in a child"
+    )]
     let mut holder = std::process::Command::new(assert_cmd::cargo::cargo_bin("osprey"));
     holder
         .current_dir(repo.path())
@@ -243,10 +247,6 @@ async fn concurrent_resume_is_refused_and_unknown_ids_are_clear() {
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    #[expect(
-        clippy::disallowed_methods,
-        reason = "spawned above via Command::new in a test"
-    )]
     let mut child = holder.spawn().unwrap();
     server.wait_for_requests(2).await;
     let out = osprey_async(&home, repo.path(), &["exec", "resume", &id, "me too"], "").await;
@@ -293,6 +293,10 @@ async fn sigkill_mid_turn_loses_nothing_written_before_it() {
     home.write_config("sandbox_mode = \"workspace-write\"\n");
     let repo = temp_git_repo();
     let marker = repo.path().join("started.marker");
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test kills the process it spawns"
+    )]
     let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("osprey"));
     cmd.current_dir(repo.path())
         .env_clear()
@@ -303,10 +307,6 @@ async fn sigkill_mid_turn_loses_nothing_written_before_it() {
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null());
-    #[expect(
-        clippy::disallowed_methods,
-        reason = "the test kills the process it spawns"
-    )]
     let mut child = cmd.spawn().unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while !marker.exists() {
