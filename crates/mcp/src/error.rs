@@ -65,7 +65,10 @@ pub enum McpError {
         message: String,
     },
 
-    #[error("MCP server `{server}` is no longer connected ({method} could not be sent): {message}")]
+    #[error(
+        "MCP server `{server}` is no longer connected ({method} failed: {message}); it may have \
+         exited — restart the session to start it again"
+    )]
     Disconnected {
         server: String,
         method: &'static str,

@@ -46,6 +46,14 @@ def cancelled_count() -> str:
     return str(state["cancelled"])
 
 
+@server.tool()
+def crash() -> str:
+    """Exits the server process at once, as a crashing server would."""
+    import os
+
+    os._exit(7)
+
+
 def main() -> None:
     mode = sys.argv[1] if len(sys.argv) > 1 else "stdio"
     if mode == "stdio":

@@ -136,3 +136,87 @@ async fn a_stdio_server_gets_only_its_env_and_the_basic_variables() {
     assert!(!env.contains("OSPREY_TEST_PARENT_SECRET"), "{env}");
     manager.shutdown().await;
 }
+
+/// Whether `pid` is gone or only a zombie waiting for init.
+fn is_dead(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+#[tokio::test]
+async fn shutdown_kills_a_server_group_that_ignores_eof_and_sigterm() {
+    let Some(py) = super::support::python() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let leader = dir.path().join("leader");
+    let straggler = dir.path().join("straggler");
+    // The shell ignores SIGTERM (and so does everything it starts), keeps a background
+    // process, and outlives the real server when stdin closes.
+    let script = format!(
+        "trap '' TERM; echo $$ > '{}'; sleep 300 & echo $! > '{}'; '{py}' '{}' stdio; sleep 300",
+        leader.display(),
+        straggler.display(),
+        super::support::py_server_script()
+    );
+    let manager = McpConnectionManager::start(
+        &servers(vec![("stubborn", stdio("sh", &["-c", &script]))]),
+        &process_env(),
+    )
+    .await;
+    assert_eq!(manager.failures(), vec![]);
+    let leader = std::fs::read_to_string(&leader).unwrap().trim().to_owned();
+    let straggler = std::fs::read_to_string(&straggler)
+        .unwrap()
+        .trim()
+        .to_owned();
+    assert!(!is_dead(&leader) && !is_dead(&straggler));
+
+    let started = Instant::now();
+    manager.shutdown().await;
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(4), "shutdown took {took:?}");
+    assert!(is_dead(&leader), "the launched shell survived shutdown");
+    // The background process got the group's SIGKILL; init may not have reaped it yet.
+    let mut dead = is_dead(&straggler);
+    for _ in 0..100 {
+        if dead {
+            break;
+        }
+        tokio::task::yield_now().await;
+        dead = is_dead(&straggler);
+    }
+    assert!(dead, "a process in the server's group survived shutdown");
+}
+
+#[tokio::test]
+async fn a_server_that_dies_mid_session_fails_calls_quickly() {
+    let Some(py) = super::support::python() else {
+        return;
+    };
+    let config = stdio(&py, &[&super::support::py_server_script(), "stdio"]);
+    let manager = McpConnectionManager::start(&servers(vec![("py", config)]), &process_env()).await;
+    assert_eq!(manager.failures(), vec![]);
+    let started = Instant::now();
+    let err = manager
+        .call_tool("py", "crash", None, None)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("`py`"), "{err}");
+    let err = manager
+        .call_tool("py", "add", Some(json!({"a": 1, "b": 2})), None)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("no longer connected"), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    manager.shutdown().await;
+}
