@@ -13,7 +13,8 @@
 //! [`StartupFailure`] with a reason in plain words (the command and the end of its stderr, or
 //! the URL and the HTTP error, or the time it was given). Nothing here panics or blocks on a bad
 //! server: `start` returns once the slowest server answered or timed out, and the others work.
-//! The front end reports [`McpConnectionManager::failures`] once. [`McpConnectionManager::shutdown`]
+//! The front end reports [`McpConnectionManager::failures`] once;
+//! [`McpConnectionManager::startup_times`] says how long each server took. [`McpConnectionManager::shutdown`]
 //! ends the sessions; a launched server whose stdin closes gets a moment to exit, then
 //! `SIGTERM`, then `SIGKILL` to its whole process group.
 //!
