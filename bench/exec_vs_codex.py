@@ -122,7 +122,7 @@ def main():
         i = args.index("--runs")
         runs = int(args[i + 1])
         del args[i:i + 2]
-    osprey, codex, mock = args
+    osprey, codex, mock = (os.path.abspath(a) for a in args)
     work = tempfile.mkdtemp(prefix="bench-work-")
     subprocess.run(["git", "init", "-q", work], check=True)
     rows = []
