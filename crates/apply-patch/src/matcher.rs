@@ -63,8 +63,8 @@ fn line_eq(level: MatchLevel, file: &str, pat: &str) -> bool {
 
 /// Finds `pattern` in `lines` at or after `start`. With `eof`, only the
 /// position that ends at the last line is tried.
-pub(crate) fn seek<S: AsRef<str>>(
-    lines: &[&str],
+pub(crate) fn seek<L: Lines + ?Sized, S: AsRef<str>>(
+    lines: &L,
     pattern: &[S],
     start: usize,
     eof: bool,
@@ -72,10 +72,10 @@ pub(crate) fn seek<S: AsRef<str>>(
     if pattern.is_empty() {
         return Some((start, MatchLevel::Exact));
     }
-    if pattern.len() > lines.len() {
+    if pattern.len() > lines.count() {
         return None;
     }
-    let last = lines.len() - pattern.len();
+    let last = lines.count() - pattern.len();
     // At the end of the file there is one candidate, and it must not lie
     // before where the previous chunk ended.
     let first = if eof { last } else { start };
@@ -85,13 +85,13 @@ pub(crate) fn seek<S: AsRef<str>>(
     for level in LEVELS {
         let head = pattern[0].as_ref();
         for i in first..=last {
-            if !line_eq(level, lines[i], head) {
+            if !line_eq(level, lines.line(i), head) {
                 continue;
             }
             let rest_ok = pattern[1..]
                 .iter()
-                .zip(&lines[i + 1..])
-                .all(|(pat, line)| line_eq(level, line, pat.as_ref()));
+                .enumerate()
+                .all(|(k, pat)| line_eq(level, lines.line(i + 1 + k), pat.as_ref()));
             if rest_ok {
                 return Some((i, level));
             }
@@ -116,50 +116,85 @@ impl Eol {
     }
 }
 
-/// A borrowed, line-indexed view of a text file.
+/// Read access to numbered lines (without their line endings).
+pub(crate) trait Lines {
+    fn count(&self) -> usize;
+    fn line(&self, index: usize) -> &str;
+}
+
+impl Lines for [&str] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn line(&self, index: usize) -> &str {
+        self[index]
+    }
+}
+
+/// A borrowed, line-indexed view of a text file: one start offset per line,
+/// so a large file costs eight bytes a line on top of its text.
 pub(crate) struct TextView<'a> {
     src: &'a str,
-    /// Line texts without their line ending.
-    pub(crate) lines: Vec<&'a str>,
+    starts: Vec<usize>,
     eol: Eol,
 }
 
 impl<'a> TextView<'a> {
     pub(crate) fn new(src: &'a str) -> Self {
-        let mut lines = Vec::with_capacity(src.len() / 32 + 1);
+        let mut starts = Vec::with_capacity(src.len() / 40 + 1);
         let mut eol = None;
-        let mut rest = src;
-        while !rest.is_empty() {
-            match rest.find('\n') {
+        let mut pos = 0;
+        let bytes = src.as_bytes();
+        while pos < bytes.len() {
+            starts.push(pos);
+            match src[pos..].find('\n') {
                 Some(nl) => {
-                    let line = &rest[..nl];
-                    let (text, this_eol) = match line.strip_suffix('\r') {
-                        Some(text) => (text, Eol::CrLf),
-                        None => (line, Eol::Lf),
-                    };
-                    eol.get_or_insert(this_eol);
-                    lines.push(text);
-                    rest = &rest[nl + 1..];
+                    let end = pos + nl;
+                    if eol.is_none() {
+                        eol = Some(if end > pos && bytes[end - 1] == b'\r' {
+                            Eol::CrLf
+                        } else {
+                            Eol::Lf
+                        });
+                    }
+                    pos = end + 1;
                 }
-                None => {
-                    lines.push(rest);
-                    rest = "";
-                }
+                None => pos = bytes.len(),
             }
         }
         Self {
             src,
-            lines,
+            starts,
             eol: eol.unwrap_or(Eol::Lf),
         }
     }
 
+    pub(crate) fn len(&self) -> usize {
+        self.starts.len()
+    }
+
     /// Byte offset where line `index` starts (`src.len()` past the end).
     fn offset(&self, index: usize) -> usize {
-        match self.lines.get(index) {
-            Some(line) => line.as_ptr() as usize - self.src.as_ptr() as usize,
-            None => self.src.len(),
+        self.starts.get(index).copied().unwrap_or(self.src.len())
+    }
+
+    fn text(&self, index: usize) -> &'a str {
+        let start = self.offset(index);
+        let next = self.offset(index + 1);
+        let line = &self.src[start..next];
+        match line.strip_suffix('\n') {
+            Some(text) => text.strip_suffix('\r').unwrap_or(text),
+            None => line,
         }
+    }
+}
+
+impl Lines for TextView<'_> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn line(&self, index: usize) -> &str {
+        self.text(index)
     }
 }
 
@@ -261,7 +296,7 @@ pub(crate) fn plan<'c>(
     view: &TextView<'_>,
     chunks: &'c [Chunk],
 ) -> Result<Vec<Replacement<'c>>, MatchFailure> {
-    let lines = &view.lines;
+    let lines = view;
     let mut out: Vec<Replacement<'c>> = Vec::with_capacity(chunks.len());
     let mut cursor = 0usize;
     for (index, chunk) in chunks.iter().enumerate() {
@@ -284,7 +319,7 @@ pub(crate) fn plan<'c>(
         if chunk.old_lines.is_empty() {
             // A pure insertion goes right after its anchor, or else at the
             // end of the file.
-            let at = if anchored { cursor } else { lines.len() };
+            let at = if anchored { cursor } else { lines.count() };
             out.push(Replacement {
                 start: at,
                 old_len: 0,
@@ -308,7 +343,7 @@ pub(crate) fn plan<'c>(
                 // Nothing left to find: an end-of-file chunk adds at the end
                 // (and, like any empty match, does not move the cursor).
                 appended = true;
-                Some((lines.len().max(cursor), MatchLevel::Exact))
+                Some((lines.count().max(cursor), MatchLevel::Exact))
             } else {
                 seek(lines, old, cursor, chunk.end_of_file)
             };
@@ -389,7 +424,7 @@ mod tests {
     fn exact_match() {
         let lines = ["foo", "bar", "baz"];
         assert_eq!(
-            seek(&lines, &s(&["bar", "baz"]), 0, false),
+            seek(&lines[..], &s(&["bar", "baz"]), 0, false),
             Some((1, MatchLevel::Exact))
         );
     }
@@ -398,7 +433,7 @@ mod tests {
     fn trailing_whitespace_fallback() {
         let lines = ["foo   ", "bar\t"];
         assert_eq!(
-            seek(&lines, &s(&["foo", "bar"]), 0, false),
+            seek(&lines[..], &s(&["foo", "bar"]), 0, false),
             Some((0, MatchLevel::TrimEnd))
         );
     }
@@ -407,7 +442,7 @@ mod tests {
     fn surrounding_whitespace_fallback() {
         let lines = ["    foo  ", "\tbar"];
         assert_eq!(
-            seek(&lines, &s(&["foo", "bar"]), 0, false),
+            seek(&lines[..], &s(&["foo", "bar"]), 0, false),
             Some((0, MatchLevel::Trim))
         );
     }
@@ -416,7 +451,7 @@ mod tests {
     fn punctuation_fallback() {
         let lines = ["let s = \u{201C}hi\u{201D} \u{2014} it\u{2019}s\u{00A0}ok"];
         assert_eq!(
-            seek(&lines, &s(&["let s = \"hi\" - it's ok"]), 0, false),
+            seek(&lines[..], &s(&["let s = \"hi\" - it's ok"]), 0, false),
             Some((0, MatchLevel::Punctuation))
         );
     }
@@ -425,7 +460,7 @@ mod tests {
     fn exact_later_beats_fuzzy_earlier() {
         let lines = ["x ", "x"];
         assert_eq!(
-            seek(&lines, &s(&["x"]), 0, false),
+            seek(&lines[..], &s(&["x"]), 0, false),
             Some((1, MatchLevel::Exact))
         );
     }
@@ -434,7 +469,7 @@ mod tests {
     fn search_starts_at_cursor() {
         let lines = ["a", "b", "a"];
         assert_eq!(
-            seek(&lines, &s(&["a"]), 1, false),
+            seek(&lines[..], &s(&["a"]), 1, false),
             Some((2, MatchLevel::Exact))
         );
     }
@@ -442,22 +477,23 @@ mod tests {
     #[test]
     fn eof_only_matches_at_end() {
         let lines = ["a", "b", "a", "c"];
-        assert_eq!(seek(&lines, &s(&["a"]), 0, true), None);
+        assert_eq!(seek(&lines[..], &s(&["a"]), 0, true), None);
         assert_eq!(
-            seek(&lines, &s(&["a", "c"]), 0, true),
+            seek(&lines[..], &s(&["a", "c"]), 0, true),
             Some((2, MatchLevel::Exact))
         );
     }
 
     #[test]
     fn pattern_longer_than_file_is_no_match() {
-        assert_eq!(seek(&["one"], &s(&["a", "b"]), 0, false), None);
+        assert_eq!(seek(&["one"][..], &s(&["a", "b"]), 0, false), None);
     }
 
     #[test]
     fn view_keeps_crlf_and_missing_newline() {
         let view = TextView::new("a\r\nb\r\nc");
-        assert_eq!(view.lines, vec!["a", "b", "c"]);
+        let lines: Vec<&str> = (0..view.len()).map(|i| view.text(i)).collect();
+        assert_eq!(lines, vec!["a", "b", "c"]);
         assert_eq!(view.eol, Eol::CrLf);
         assert_eq!(view.offset(2), 6);
         assert_eq!(view.offset(3), 7);
