@@ -27,7 +27,10 @@ use serde_json::{Value, json};
 /// The decisions a client can pick, in the order offered, with their labels.
 const CHOICES: [(&str, &str); 4] = [
     ("approved", "Yes, run it"),
-    ("approved_for_session", "Yes, and don't ask again for this in this thread"),
+    (
+        "approved_for_session",
+        "Yes, and don't ask again for this in this thread",
+    ),
     ("denied", "No, and let Osprey continue without it"),
     ("abort", "No, and stop the turn"),
 ];

@@ -48,13 +48,21 @@ impl TurnClient {
 /// How a turn ended, before it becomes a tool result.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TurnOutcome {
-    Completed { last_agent_message: Option<String> },
-    Failed { message: String },
-    Aborted { reason: AbortReason },
+    Completed {
+        last_agent_message: Option<String>,
+    },
+    Failed {
+        message: String,
+    },
+    Aborted {
+        reason: AbortReason,
+    },
     /// The thread shut down or its actor went away before the turn ended.
     ThreadGone,
     /// The prompt could not be submitted.
-    NotSubmitted { message: String },
+    NotSubmitted {
+        message: String,
+    },
 }
 
 type PendingAnswer = Pin<Box<dyn Future<Output = (String, ReviewDecision)> + Send>>;
@@ -98,11 +106,6 @@ pub async fn run_turn(thread: &OspreyThread, prompt: String, client: &TurnClient
         let Some(event) = event else {
             return TurnOutcome::ThreadGone;
         };
-        let note = notify::event_notification(&event, &client.request_id);
-        let _ = client
-            .peer
-            .send_notification(ServerNotification::CustomNotification(note))
-            .await;
         if let Some(token) = &client.progress_token
             && let Some(message) = notify::progress_message(&event.msg)
         {
@@ -111,6 +114,11 @@ pub async fn run_turn(thread: &OspreyThread, prompt: String, client: &TurnClient
                 .with_message(message);
             let _ = client.peer.notify_progress(param).await;
         }
+        let note = notify::event_notification(&event, &client.request_id);
+        let _ = client
+            .peer
+            .send_notification(ServerNotification::CustomNotification(note))
+            .await;
         match event.msg {
             EventMsg::ApprovalRequested(request) => {
                 if can_elicit && !interrupted {
@@ -182,7 +190,9 @@ pub fn tool_result(thread_id: ThreadId, outcome: TurnOutcome) -> CallToolResult 
             true,
         ),
         TurnOutcome::ThreadGone => (
-            format!("thread {thread_id} shut down before the turn finished; start a new one with the `osprey` tool"),
+            format!(
+                "thread {thread_id} shut down before the turn finished; start a new one with the `osprey` tool"
+            ),
             true,
         ),
         TurnOutcome::NotSubmitted { message } => (

@@ -198,7 +198,9 @@ impl ServerHandler for OspreyMcpServer {
             },
             other => {
                 return Err(ErrorData::invalid_params(
-                    format!("unknown tool `{other}`; this server offers `{OSPREY_TOOL}` and `{OSPREY_REPLY_TOOL}`"),
+                    format!(
+                        "unknown tool `{other}`; this server offers `{OSPREY_TOOL}` and `{OSPREY_REPLY_TOOL}`"
+                    ),
                     None,
                 ));
             }

@@ -37,9 +37,14 @@ pub struct OspreyToolCallParam {
     /// Working directory; relative paths are resolved against the server's own.
     #[serde(default)]
     pub cwd: Option<String>,
-    #[serde(default, rename = "approval-policy", alias = "approval_policy")]
+    #[serde(
+        default,
+        rename = "approval-policy",
+        alias = "approval_policy",
+        deserialize_with = "approval_policy"
+    )]
     pub approval_policy: Option<AskForApproval>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "sandbox_mode")]
     pub sandbox: Option<SandboxMode>,
     /// `-c key=value` overrides: keys are dotted config paths, values any JSON value that
     /// has a TOML equivalent.
@@ -53,6 +58,51 @@ pub struct OspreyToolCallParam {
         alias = "developer_instructions"
     )]
     pub developer_instructions: Option<String>,
+}
+
+/// Reads a name from `names` into its value; the error names the argument and the choices,
+/// which serde's "unknown variant" message would not.
+fn one_of<'de, D, T: Copy>(
+    deserializer: D,
+    argument: &str,
+    names: &[(&str, T)],
+) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let Some(raw) = Option::<String>::deserialize(deserializer)? else {
+        return Ok(None);
+    };
+    match names.iter().find(|(name, _)| *name == raw.trim()) {
+        Some((_, value)) => Ok(Some(*value)),
+        None => {
+            let choices: Vec<&str> = names.iter().map(|(name, _)| *name).collect();
+            Err(serde::de::Error::custom(format!(
+                "`{argument}` must be one of {} (got `{raw}`)",
+                choices.join(", ")
+            )))
+        }
+    }
+}
+
+fn approval_policy<'de, D>(deserializer: D) -> Result<Option<AskForApproval>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let names: Vec<(&str, AskForApproval)> = AskForApproval::ALL
+        .iter()
+        .map(|p| (p.as_str(), *p))
+        .collect();
+    one_of(deserializer, "approval-policy", &names)
+}
+
+fn sandbox_mode<'de, D>(deserializer: D) -> Result<Option<SandboxMode>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let names: Vec<(&str, SandboxMode)> =
+        SandboxMode::ALL.iter().map(|m| (m.as_str(), *m)).collect();
+    one_of(deserializer, "sandbox", &names)
 }
 
 /// Arguments of the `osprey-reply` tool.
@@ -347,7 +397,17 @@ mod tests {
         )
         .unwrap_err()
         .to_string();
-        assert!(err.contains("read-only"), "{err}");
+        assert!(err.contains("`sandbox` must be one of read-only"), "{err}");
+        let err = parse_arguments::<OspreyToolCallParam>(
+            OSPREY_TOOL,
+            args(json!({"prompt": "x", "approval_policy": "always"})),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("`approval-policy` must be one of untrusted"),
+            "{err}"
+        );
     }
 
     #[test]

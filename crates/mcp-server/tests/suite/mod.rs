@@ -1,0 +1,2 @@
+mod python_client;
+mod support;
