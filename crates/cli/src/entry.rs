@@ -116,3 +116,18 @@ pub async fn sandbox_command(args: osprey_sandboxing::SandboxCommandArgs) -> i32
         Err(e) => fail(e.to_string()),
     }
 }
+
+/// `osprey mcp add|list|get|remove`.
+pub fn mcp_command(cli: osprey_mcp::McpCli) -> i32 {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("."));
+    let env = osprey_config::EnvSnapshot::from_process();
+    match osprey_config::find_osprey_home(&env, &cwd) {
+        Ok(home) => {
+            osprey_mcp::run_mcp_command(cli, &home, &mut std::io::stdout(), &mut std::io::stderr())
+        }
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "Error: {e}");
+            1
+        }
+    }
+}

@@ -32,6 +32,8 @@ enum Command {
     /// Run one task non-interactively.
     #[command(visible_alias = "e")]
     Exec(Box<osprey_exec::ExecCli>),
+    /// Manage MCP servers in config.toml.
+    Mcp(osprey_mcp::McpCli),
     /// Recorded sessions.
     Sessions {
         #[command(subcommand)]
@@ -69,6 +71,7 @@ fn main() -> ExitCode {
         } => entry::execpolicy_check(&args),
         Command::Sandbox(args) => entry::block_on(entry::sandbox_command(args)),
         Command::Sessions { command } => sessions::run(command),
+        Command::Mcp(cli) => entry::mcp_command(cli),
     };
     exit_code(code)
 }

@@ -45,6 +45,7 @@ async fn main() {
         unified_exec: UnifiedExecSessions::new(4),
         env,
         shell: osprey_shell::Shell::new("/bin/bash"),
+        mcp: Arc::new(osprey_mcp::McpConnectionManager::empty()),
         osprey_exe: None,
     });
     let turn = Arc::new(TurnContext {

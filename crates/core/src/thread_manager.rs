@@ -11,6 +11,7 @@ use crate::tools::orchestrator::Orchestrator;
 use crate::tools::unified_exec::UnifiedExecSessions;
 use crate::tools::{self, context::SessionServices};
 use osprey_config::Config;
+use osprey_mcp::McpConnectionManager;
 use osprey_model::ModelClient;
 use osprey_protocol::{Event, Op, ResponseItem, ThreadId, TokenUsage};
 use osprey_rollout::{BaseInstructions, RolloutRecorder, SessionMeta, SessionSource};
@@ -147,6 +148,7 @@ impl ThreadManager {
                 warnings: Vec::new(),
             },
         )
+        .await
     }
 
     /// Continues the thread recorded in `rollout` in the same file, with the same id and the
@@ -219,6 +221,7 @@ impl ThreadManager {
                 warnings,
             },
         )
+        .await
     }
 
     /// Copies the first `keep_turns` turns of the thread in `source` (all of them for `None`)
@@ -242,17 +245,34 @@ impl ThreadManager {
         )?)
     }
 
-    fn spawn(
+    /// Starts the configured MCP servers (concurrently, each within its startup timeout).
+    async fn start_mcp(&self, config: &Config) -> (Arc<McpConnectionManager>, Vec<String>) {
+        if config.mcp_servers.is_empty() {
+            return (Arc::new(McpConnectionManager::empty()), Vec::new());
+        }
+        let manager = McpConnectionManager::start(&config.mcp_servers, &self.env).await;
+        let mut warnings: Vec<String> = manager
+            .failures()
+            .into_iter()
+            .map(|failure| format!("MCP server unavailable: {failure}"))
+            .collect();
+        warnings.extend(manager.warnings().iter().cloned());
+        (Arc::new(manager), warnings)
+    }
+
+    async fn spawn(
         &self,
         config: Config,
         model: ModelClient,
-        init: SessionInit,
+        mut init: SessionInit,
     ) -> Result<Arc<OspreyThread>, CoreError> {
+        let (mcp, mcp_warnings) = self.start_mcp(&config).await;
+        init.warnings.extend(mcp_warnings);
         let thread_id = init.thread_id;
         let (event_tx, event_rx) = mpsc::unbounded_channel();
         let (op_tx, op_rx) = mpsc::channel(64);
         let events = EventEmitter::new(thread_id, event_tx).with_recorder(init.recorder.clone());
-        let registry = tools::build_registry(&config);
+        let registry = tools::build_registry_with_mcp(&config, &mcp);
         let settings = ThreadSettings {
             cwd: config.cwd.clone(),
             model: config.model.clone(),
@@ -295,6 +315,7 @@ impl ThreadManager {
                 unified_exec: UnifiedExecSessions::new(max_sessions),
                 env: self.env.clone(),
                 shell,
+                mcp,
                 osprey_exe: self.osprey_exe.clone(),
             }),
             base_instructions: init.base_instructions,

@@ -4,6 +4,7 @@ mod compaction;
 mod exec_errors;
 mod exec_turns;
 mod layering;
+mod mcp;
 mod policy;
 mod sdk;
 mod sessions;

@@ -200,6 +200,7 @@ pub(crate) async fn run_session(session: Arc<Session>, mut ops: mpsc::Receiver<O
                             let _ = turn.handle.await;
                         }
                         session.services.unified_exec.kill_all().await;
+                        session.services.mcp.shutdown().await;
                         session.sync().await;
                         for pending in queued.drain(..) {
                             session.events().emit(Some(&pending.context.turn_id), EventMsg::TurnAborted { reason: AbortReason::Shutdown });

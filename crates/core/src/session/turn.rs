@@ -273,12 +273,7 @@ fn build_prompt(session: &Session, turn: &TurnContext) -> Prompt {
         model: turn.model.clone(),
         instructions: None,
         input,
-        tools: session
-            .registry
-            .specs()
-            .iter()
-            .map(|spec| spec.to_responses_json())
-            .collect(),
+        tools: session.registry.specs_json(),
         parallel_tool_calls: true,
         reasoning_effort: turn.effort,
         reasoning_summary: turn.effort.is_some(),

@@ -24,6 +24,8 @@ pub struct SessionServices {
     pub env: HashMap<String, String>,
     /// The user's shell.
     pub shell: Shell,
+    /// Connections to the configured MCP servers.
+    pub mcp: std::sync::Arc<osprey_mcp::McpConnectionManager>,
     /// The `osprey` executable, for helpers that re-enter it (the sandboxed `apply_patch`).
     pub osprey_exe: Option<std::path::PathBuf>,
 }

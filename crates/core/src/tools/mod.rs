@@ -26,7 +26,43 @@ use handlers::unified_exec::{ExecCommandHandler, WriteStdinHandler};
 use osprey_config::{Config, ShellToolType};
 use std::sync::Arc;
 
-/// The tools offered in a thread with this configuration, in the order they are offered.
+/// The tools offered in a thread: the built-in ones this configuration enables, then the
+/// tools of the MCP servers that started.
+pub fn build_registry_with_mcp(
+    config: &Config,
+    mcp: &Arc<osprey_mcp::McpConnectionManager>,
+) -> ToolRegistry {
+    let mut registry = build_registry(config);
+    if mcp.has_servers() {
+        let specs = match config.model_provider.wire_api {
+            osprey_config::WireApi::Responses => mcp.responses_tool_specs(),
+            osprey_config::WireApi::Chat => mcp.flat_tool_specs(),
+        };
+        registry.register_prefixed(
+            handlers::mcp::MCP_PREFIX,
+            Arc::new(handlers::mcp::McpToolHandler {
+                manager: Arc::clone(mcp),
+            }),
+            specs,
+        );
+        for spec in osprey_mcp::resource_tool_specs() {
+            let name: &'static str = match spec["name"].as_str() {
+                Some("list_mcp_resources") => "list_mcp_resources",
+                Some("list_mcp_resource_templates") => "list_mcp_resource_templates",
+                Some("read_mcp_resource") => "read_mcp_resource",
+                _ => continue,
+            };
+            registry.register(Arc::new(handlers::mcp::McpResourceHandler {
+                manager: Arc::clone(mcp),
+                name,
+                spec,
+            }));
+        }
+    }
+    registry
+}
+
+/// The built-in tools this configuration enables, in the order they are offered.
 pub fn build_registry(config: &Config) -> ToolRegistry {
     let tools = &config.tools;
     let mut registry = ToolRegistry::default();

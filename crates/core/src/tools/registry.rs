@@ -34,6 +34,10 @@ pub struct ToolRegistry {
     aliases: BTreeMap<String, String>,
     /// Handlers for call names that are accepted but not offered.
     hidden: BTreeMap<String, Arc<dyn ToolHandler>>,
+    /// Handlers for every name with a prefix (MCP tools), whose specs are given raw.
+    prefixed: Vec<(String, Arc<dyn ToolHandler>)>,
+    /// Tool specs in wire form that no single handler's `spec` describes (MCP tools).
+    raw_specs: Vec<serde_json::Value>,
 }
 
 impl ToolRegistry {
@@ -47,6 +51,26 @@ impl ToolRegistry {
     /// Handles calls named `name` without offering the tool to the model.
     pub fn register_hidden(&mut self, name: &str, handler: Arc<dyn ToolHandler>) {
         self.hidden.insert(name.to_string(), handler);
+    }
+
+    /// Handles every call whose name starts with `prefix`; the model is offered `specs`.
+    pub fn register_prefixed(
+        &mut self,
+        prefix: &str,
+        handler: Arc<dyn ToolHandler>,
+        specs: Vec<serde_json::Value>,
+    ) {
+        self.prefixed.push((prefix.to_string(), handler));
+        self.raw_specs.extend(specs);
+    }
+
+    /// Every tool spec in Responses-API form, in the order offered.
+    pub fn specs_json(&self) -> Vec<serde_json::Value> {
+        self.specs()
+            .iter()
+            .map(ToolSpec::to_responses_json)
+            .chain(self.raw_specs.iter().cloned())
+            .collect()
     }
 
     /// Routes calls named `alias` to the handler registered as `target`.
@@ -63,6 +87,12 @@ impl ToolRegistry {
                     .and_then(|target| self.handlers.get(target))
             })
             .or_else(|| self.hidden.get(name))
+            .or_else(|| {
+                self.prefixed
+                    .iter()
+                    .find(|(prefix, _)| name.starts_with(prefix.as_str()))
+                    .map(|(_, handler)| handler)
+            })
     }
 
     pub fn specs(&self) -> Vec<ToolSpec> {

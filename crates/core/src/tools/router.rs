@@ -14,10 +14,16 @@ pub fn tool_call_from_item(item: &ResponseItem) -> Option<ToolCall> {
             name,
             arguments,
             call_id,
+            extra,
             ..
         } => Some(ToolCall {
             call_id: call_id.clone(),
-            tool_name: name.clone(),
+            // A tool inside a namespace (MCP servers on the Responses API) is addressed by
+            // the qualified name `<namespace>__<name>`.
+            tool_name: match extra.get("namespace").and_then(|n| n.as_str()) {
+                Some(namespace) if !namespace.is_empty() => format!("{namespace}__{name}"),
+                _ => name.clone(),
+            },
             payload: ToolPayload::Function {
                 arguments: arguments.clone(),
             },

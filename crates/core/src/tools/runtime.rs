@@ -158,6 +158,7 @@ mod tests {
             unified_exec: UnifiedExecSessions::new(4),
             env: Default::default(),
             shell: osprey_shell::Shell::new("/bin/sh"),
+            mcp: Arc::new(osprey_mcp::McpConnectionManager::empty()),
             osprey_exe: None,
         };
         let turn = TurnContext {

@@ -24,6 +24,23 @@ pub fn manager(home: &TempHome) -> ThreadManager {
     ThreadManager::new(env)
 }
 
+/// The `osprey` binary built next to this test binary (the sandbox helper). `scripts/test.sh`
+/// builds every binary before the tests run.
+pub fn osprey_exe() -> std::path::PathBuf {
+    let test_exe = std::env::current_exe().expect("test binary path");
+    let dir = test_exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target dir");
+    let exe = dir.join("osprey");
+    assert!(
+        exe.is_file(),
+        "{} is missing: build the binaries first (cargo build --workspace --bins)",
+        exe.display()
+    );
+    exe
+}
+
 pub fn config(home: &TempHome, cwd: &Path) -> Config {
     Config::for_tests(home.path(), cwd).expect("test config loads")
 }

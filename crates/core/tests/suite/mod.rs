@@ -1,4 +1,5 @@
 mod approvals;
 mod compact;
+mod escalation;
 mod harness;
 mod interrupt;

@@ -1,0 +1,225 @@
+//! MCP tools: calls to tools of configured MCP servers, and the resource tools.
+//!
+//! Every MCP tool is one handler registered under the `mcp__` prefix: the qualified name
+//! (`mcp__<server>__<tool>`, or a Responses-API namespace `mcp__<server>` plus the tool name)
+//! is resolved by the connection manager. A call goes through approval when the server is
+//! marked `require_approval` or the approval policy is `untrusted` (an MCP tool's effects are
+//! unknown), shows as an `mcp_tool_call` item, and returns the server's text and images to
+//! the model; an `isError` result is a failed output.
+
+use crate::tools::call::{ToolCall, ToolError, ToolOutput, ToolPayload};
+use crate::tools::context::ToolInvocation;
+use crate::tools::registry::ToolHandler;
+use async_trait::async_trait;
+use osprey_mcp::{McpConnectionManager, ModelOutput, ResourceToolCall, resource_output_for_model};
+use osprey_protocol::{
+    ApprovalRequest, ApprovalRequestKind, AskForApproval, EventMsg, ItemStatus, McpCallResult,
+    ReviewDecision, ThreadItem,
+};
+use osprey_tools::{JsonSchema, ToolSpec};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// The prefix of every MCP tool name.
+pub const MCP_PREFIX: &str = "mcp__";
+
+pub struct McpToolHandler {
+    pub manager: Arc<McpConnectionManager>,
+}
+
+fn arguments_of(call: &ToolCall) -> Result<Option<Value>, ToolError> {
+    match &call.payload {
+        ToolPayload::Function { arguments } if arguments.trim().is_empty() => Ok(None),
+        ToolPayload::Function { arguments } => serde_json::from_str::<Value>(arguments)
+            .map(|v| if v.is_null() { None } else { Some(v) })
+            .map_err(|e| {
+                ToolError::RespondToModel(format!(
+                    "failed to parse function arguments: {e}; send one JSON object"
+                ))
+            }),
+        _ => Err(ToolError::RespondToModel(format!(
+            "{} takes JSON arguments",
+            call.tool_name
+        ))),
+    }
+}
+
+fn model_output(output: ModelOutput) -> ToolOutput {
+    ToolOutput {
+        text: output.text,
+        images: output.images,
+        success: !output.is_error,
+    }
+}
+
+#[async_trait]
+impl ToolHandler for McpToolHandler {
+    fn spec(&self) -> ToolSpec {
+        // Never offered through this spec: the MCP specs come from the manager.
+        ToolSpec::Function {
+            name: MCP_PREFIX.to_string(),
+            description: String::new(),
+            strict: false,
+            parameters: JsonSchema(serde_json::json!({"type": "object"})),
+        }
+    }
+
+    async fn handle(&self, inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
+        let name = &inv.call.tool_name;
+        let Some((server, tool)) = self.manager.resolve(name) else {
+            return Err(ToolError::RespondToModel(format!(
+                "unsupported call: {name}"
+            )));
+        };
+        let arguments = arguments_of(&inv.call)?;
+        let shown_arguments = arguments
+            .clone()
+            .unwrap_or(Value::Object(Default::default()));
+        let item_id = inv.services.events.next_item_id("mcp");
+        let item = |status, result: Option<McpCallResult>, error: Option<String>| {
+            ThreadItem::McpToolCall {
+                id: item_id.clone(),
+                server: server.clone(),
+                tool: tool.clone(),
+                arguments: shown_arguments.clone(),
+                result,
+                error,
+                status,
+            }
+        };
+
+        let turn = &inv.turn;
+        if self.manager.requires_approval(&server)
+            || turn.approval_policy == AskForApproval::Untrusted
+        {
+            let reason = if self.manager.requires_approval(&server) {
+                format!("MCP server `{server}` is configured to require approval")
+            } else {
+                "the approval policy is `untrusted`, and an MCP tool may change anything"
+                    .to_string()
+            };
+            if turn.approval_policy == AskForApproval::Never {
+                let message = format!(
+                    "The tool {server}/{tool} was not called: {reason}, and the approval policy is `never`."
+                );
+                inv.emit(EventMsg::ItemCompleted {
+                    item: item(ItemStatus::Declined, None, Some(message.clone())),
+                });
+                return Err(ToolError::RespondToModel(message));
+            }
+            let request = ApprovalRequest {
+                id: inv.call.call_id.clone(),
+                call_id: inv.call.call_id.clone(),
+                kind: ApprovalRequestKind::McpTool {
+                    server: server.clone(),
+                    tool: tool.clone(),
+                    arguments: shown_arguments.clone(),
+                },
+                cwd: turn.cwd.clone(),
+                reason,
+                available_decisions: vec![
+                    ReviewDecision::Approved,
+                    ReviewDecision::Denied,
+                    ReviewDecision::Abort,
+                ],
+            };
+            let decision = inv
+                .services
+                .approvals
+                .request(&inv.services.events, &turn.turn_id, request, &inv.cancel)
+                .await;
+            match decision {
+                ReviewDecision::Denied => {
+                    let message = format!("The user declined the call to {server}/{tool}.");
+                    inv.emit(EventMsg::ItemCompleted {
+                        item: item(ItemStatus::Declined, None, Some(message.clone())),
+                    });
+                    return Err(ToolError::RespondToModel(message));
+                }
+                ReviewDecision::Abort => {
+                    return Err(ToolError::Fatal(
+                        "the user stopped the turn at an MCP tool approval".to_string(),
+                    ));
+                }
+                _ => {}
+            }
+        }
+
+        inv.emit(EventMsg::ItemStarted {
+            item: item(ItemStatus::InProgress, None, None),
+        });
+        match self
+            .manager
+            .call_tool(&server, &tool, arguments, None)
+            .await
+        {
+            Ok(result) => {
+                let status = if result.is_error {
+                    ItemStatus::Failed
+                } else {
+                    ItemStatus::Completed
+                };
+                inv.emit(EventMsg::ItemCompleted {
+                    item: item(
+                        status,
+                        Some(McpCallResult {
+                            content: result.content.clone(),
+                            structured_content: result.structured_content.clone(),
+                        }),
+                        None,
+                    ),
+                });
+                Ok(model_output(result.to_model_output()))
+            }
+            Err(e) => {
+                let message = e.to_string();
+                inv.emit(EventMsg::ItemCompleted {
+                    item: item(ItemStatus::Failed, None, Some(message.clone())),
+                });
+                Err(ToolError::RespondToModel(message))
+            }
+        }
+    }
+}
+
+/// `list_mcp_resources`, `list_mcp_resource_templates`, `read_mcp_resource`.
+pub struct McpResourceHandler {
+    pub manager: Arc<McpConnectionManager>,
+    pub name: &'static str,
+    pub spec: Value,
+}
+
+#[async_trait]
+impl ToolHandler for McpResourceHandler {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::Function {
+            name: self.name.to_string(),
+            description: self.spec["description"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+            strict: false,
+            parameters: JsonSchema(self.spec["parameters"].clone()),
+        }
+    }
+
+    fn is_mutating(&self, _call: &ToolCall) -> bool {
+        false
+    }
+
+    async fn handle(&self, inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
+        let raw = match &inv.call.payload {
+            ToolPayload::Function { arguments } => arguments.as_str(),
+            _ => "",
+        };
+        let call = ResourceToolCall::parse(self.name, raw)
+            .map_err(|e| ToolError::RespondToModel(e.to_string()))?
+            .ok_or_else(|| ToolError::RespondToModel(format!("unsupported call: {}", self.name)))?;
+        let value = self
+            .manager
+            .run_resource_tool(call)
+            .await
+            .map_err(|e| ToolError::RespondToModel(e.to_string()))?;
+        Ok(model_output(resource_output_for_model(&value)))
+    }
+}
