@@ -405,7 +405,8 @@ impl<'a> BodyParser<'a> {
             None
         } else if let Some(anchor) = head_marker.strip_prefix("@@ ") {
             self.pos += 1;
-            Some(anchor.to_string())
+            // An anchor of nothing but spaces narrows nothing.
+            (!anchor.trim().is_empty()).then(|| anchor.to_string())
         } else if first {
             None
         } else {
