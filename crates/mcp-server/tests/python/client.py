@@ -11,6 +11,8 @@ on it. Scenarios:
   approval CWD ANSWER       start a thread whose command needs approval; ANSWER is
                             accept | accept-session | decline | cancel | none (no
                             elicitation capability at all)
+  cancel CWD                start a thread, cancel the call once the model has begun
+                            answering, then reply
   concurrent CWD            start two threads at once
 """
 
@@ -62,6 +64,16 @@ class Recorder:
             self.progress.append({"progress": progress, "total": total, "message": message})
 
         return on_progress
+
+    async def wait_for(self, msg_type: str) -> dict[str, Any]:
+        """The first event of this type, waiting for it if it has not arrived yet."""
+        with anyio.fail_after(WAIT_SECONDS):
+            async with self._changed:
+                while True:
+                    for event in self.events:
+                        if event.get("msg", {}).get("type") == msg_type:
+                            return event
+                    await self._changed.wait()
 
     async def wait_terminal_events(self, count: int) -> None:
         """Waits until `count` terminal events were delivered (notifications are dispatched
@@ -132,7 +144,12 @@ async def run(server_bin: str, scenario: str, args: list[str]) -> dict[str, Any]
                 out["tools"] = [t.model_dump(by_alias=True, exclude_none=True) for t in tools.tools]
                 first = await session.call_tool(
                     "osprey",
-                    {"prompt": "first question", "cwd": cwd, "sandbox": "read-only"},
+                    {
+                        "prompt": "first question",
+                        "cwd": cwd,
+                        "sandbox": "read-only",
+                        "config": {"model": "model-from-config"},
+                    },
                     progress_callback=recorder.progress_callback(),
                 )
                 out["first"] = result_json(first)
@@ -162,6 +179,24 @@ async def run(server_bin: str, scenario: str, args: list[str]) -> dict[str, Any]
                 )
                 out["result"] = result_json(result)
                 await recorder.wait_terminal_events(1)
+            elif scenario == "cancel":
+                cwd = args[0]
+                cancelled: dict[str, Any] = {"returned": False}
+                async with anyio.create_task_group() as tg:
+
+                    async def doomed() -> None:
+                        await session.call_tool("osprey", {"prompt": "take forever", "cwd": cwd})
+                        cancelled["returned"] = True
+
+                    tg.start_soon(doomed)
+                    started = await recorder.wait_for("agent_message_delta")
+                    tg.cancel_scope.cancel()
+                out["cancelledCallReturned"] = cancelled["returned"]
+                thread_id = started["_meta"]["threadId"]
+                out["threadId"] = thread_id
+                reply = await session.call_tool("osprey-reply", {"threadId": thread_id, "prompt": "are you there?"})
+                out["reply"] = result_json(reply)
+                await recorder.wait_terminal_events(2)
             elif scenario == "concurrent":
                 cwd = args[0]
                 results: dict[str, Any] = {}

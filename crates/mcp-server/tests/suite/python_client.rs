@@ -70,6 +70,10 @@ async fn thread_starts_continues_and_keeps_its_history() {
     // The second model request carries the first turn: its question and its answer.
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
+    assert_eq!(
+        requests[0].body["model"], "model-from-config",
+        "the `config` argument overrides config.toml"
+    );
     let user_texts = requests[1].user_texts();
     assert!(
         user_texts.iter().any(|t| t == "first question")
@@ -238,6 +242,41 @@ async fn two_threads_run_at_once() {
     assert_eq!(
         answers,
         BTreeSet::from(["Answer one.".to_string(), "Answer two.".to_string()])
+    );
+    server.verify();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelled_call_interrupts_the_turn_and_the_thread_takes_a_reply() {
+    let Some(python) = python() else { return };
+    let server = MockModelServer::start(vec![
+        // A turn that has started answering and then stalls; the client cancels once it has
+        // seen the first words, so the model request has certainly been made.
+        MockResponse::Hang(vec![
+            ev_response_created("resp_1"),
+            ev_output_item_added(json!({
+                "type": "message", "role": "assistant", "id": "msg_1",
+                "status": "in_progress", "content": []
+            })),
+            ev_output_text_delta("Working"),
+        ]),
+        message("m2", "Still here."),
+    ])
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let cwd = tempfile::tempdir().unwrap();
+    let out = run_client(&python, &home, "cancel", &[cwd.path().to_str().unwrap()]).await;
+    assert_eq!(out["cancelledCallReturned"], false);
+    let reply = &out["reply"];
+    assert_eq!(reply["isError"], false, "{out}");
+    assert_eq!(texts(reply), vec!["Still here."]);
+    assert_eq!(reply["structured"]["threadId"], out["threadId"]);
+    let types = event_types(&out);
+    let aborted = types.iter().position(|t| t == "turn_aborted");
+    let completed = types.iter().position(|t| t == "turn_completed");
+    assert!(
+        matches!((aborted, completed), (Some(a), Some(c)) if a < c),
+        "the cancelled turn was aborted before the reply's turn completed: {types:?}"
     );
     server.verify();
 }
