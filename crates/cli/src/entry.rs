@@ -39,14 +39,23 @@ fn apply_patch(args: &[OsString]) -> i32 {
             return osprey_apply_patch::EXIT_FAILURE;
         }
     };
-    osprey_apply_patch::run_cli(
+    // The agent passes the sandbox's writable roots when it applies a patch inside the
+    // sandbox; by hand, patches may only touch files under the current directory.
+    let roots: Option<Vec<std::path::PathBuf>> = std::env::var_os(APPLY_PATCH_ROOTS_ENV)
+        .map(|value| std::env::split_paths(&value).collect());
+    let roots = roots.unwrap_or_else(|| vec![cwd.clone()]);
+    osprey_apply_patch::run_cli_with_roots(
         args,
         &mut std::io::stdin(),
         &mut std::io::stdout(),
         &mut std::io::stderr(),
         &cwd,
+        Some(&roots),
     )
 }
+
+/// Writable roots for the `apply_patch` virtual command, `PATH`-style (set by the agent).
+pub const APPLY_PATCH_ROOTS_ENV: &str = osprey_config::env_vars::OSPREY_APPLY_PATCH_ROOTS;
 
 pub fn execpolicy_check(args: &[String]) -> i32 {
     osprey_execpolicy::run_check_cli(args, &mut std::io::stdout(), &mut std::io::stderr())

@@ -37,6 +37,9 @@ pub const OSPREY_CODEX_BIN: &str = "OSPREY_CODEX_BIN";
 pub const OSPREY_REQUIRE_REFERENCE: &str = "OSPREY_REQUIRE_REFERENCE";
 pub const OSPREY_NPM_DIR: &str = "OSPREY_NPM_DIR";
 pub const OSPREY_BLESS_CORPUS: &str = "OSPREY_BLESS_CORPUS";
+pub const OSPREY_APPLY_PATCH_ROOTS: &str = "OSPREY_APPLY_PATCH_ROOTS";
+pub const OSPREY_MCP_EVERYTHING: &str = "OSPREY_MCP_EVERYTHING";
+pub const OSPREY_PY_MCP: &str = "OSPREY_PY_MCP";
 
 /// Every environment variable Osprey (or its test suite) reads. Provider `env_key`s and MCP
 /// `bearer_token_env_var`s named in `config.toml` are read too, but are the user's choice.
@@ -109,6 +112,23 @@ pub const ENV_VARS: &[EnvVar] = &[
         name: OSPREY_BLESS_CORPUS,
         scope: EnvScope::Tests,
         meaning: "When set, apply-patch corpus tests rewrite their expected outputs.",
+    },
+    EnvVar {
+        name: OSPREY_APPLY_PATCH_ROOTS,
+        scope: EnvScope::Program,
+        meaning: "Set by the agent for the `apply_patch` virtual command it runs inside the \
+                  sandbox: the directories (PATH-style list) the patch may write. Without it \
+                  the command only writes under the current directory.",
+    },
+    EnvVar {
+        name: OSPREY_MCP_EVERYTHING,
+        scope: EnvScope::Tests,
+        meaning: "Entry script of the reference MCP server `server-everything`, for MCP tests.",
+    },
+    EnvVar {
+        name: OSPREY_PY_MCP,
+        scope: EnvScope::Tests,
+        meaning: "A Python interpreter with the `mcp` SDK, for MCP client and server tests.",
     },
 ];
 

@@ -131,3 +131,37 @@ async fn sandboxed_patch_runs_the_virtual_apply_patch_inside_the_sandbox() {
     assert!(output.contains("A inside.txt"), "{output}");
     server.verify();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sandboxed_patch_may_write_an_extra_writable_root() {
+    let extra = tempfile::tempdir().unwrap();
+    let target = extra.path().join("notes.txt");
+    let patch = format!(
+        "*** Begin Patch\n*** Add File: {}\n+extra\n*** End Patch",
+        target.display()
+    );
+    let server = MockModelServer::start(vec![
+        sse_turn(vec![ev_custom_tool_call("p1", "apply_patch", &patch)]),
+        sse_turn(vec![ev_assistant_message("m", "done")]),
+    ])
+    .await;
+    let home = home_for(&server, "never");
+    home.write_config(&format!(
+        "sandbox_workspace_write.writable_roots = [\"{}\"]\n",
+        extra.path().display()
+    ));
+    let repo = temp_git_repo();
+    let thread = manager(&home)
+        .with_osprey_exe(osprey_exe())
+        .start_thread(config(&home, repo.path()))
+        .await
+        .unwrap();
+    let events = run_turn(&thread, "add", vec![]).await;
+    assert_eq!(
+        approval_count(&events),
+        0,
+        "inside a writable root: no approval"
+    );
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "extra\n");
+    server.verify();
+}

@@ -269,6 +269,17 @@ async fn apply_in_sandbox(
     text: &str,
     cwd: &Path,
 ) -> Result<String, String> {
+    let mut env = inv.services.env.clone();
+    let mut roots = vec![inv.turn.cwd.clone()];
+    if let SandboxPolicy::WorkspaceWrite { writable_roots, .. } = &inv.turn.sandbox_policy {
+        roots.extend(writable_roots.iter().cloned());
+    }
+    if let Ok(joined) = std::env::join_paths(&roots) {
+        env.insert(
+            APPLY_PATCH_ROOTS_ENV.to_string(),
+            joined.to_string_lossy().into_owned(),
+        );
+    }
     let plan = CommandPlan {
         argv: vec![
             exe.display().to_string(),
@@ -276,7 +287,7 @@ async fn apply_in_sandbox(
             text.to_string(),
         ],
         cwd: cwd.to_path_buf(),
-        env: inv.services.env.clone(),
+        env,
         escalation_requested: false,
         justification: None,
         prefix_rule: None,
@@ -313,6 +324,10 @@ async fn apply_in_sandbox(
         Err(format!("apply_patch failed:\n{output}"))
     }
 }
+
+/// Tells the `apply_patch` virtual command which roots it may write (the sandbox enforces
+/// them too); matches the CLI's `OSPREY_APPLY_PATCH_ROOTS`.
+const APPLY_PATCH_ROOTS_ENV: &str = osprey_config::env_vars::OSPREY_APPLY_PATCH_ROOTS;
 
 fn patch_key(path: &Path) -> String {
     format!("patch:{}", path.display())
