@@ -1,2 +1,3 @@
+mod in_process;
 mod python_client;
 mod support;
