@@ -44,8 +44,10 @@ pub enum McpServerError {
         source: osprey_core::CoreError,
     },
 
-    #[error("thread {thread_id} stopped before the turn finished")]
-    ThreadClosed { thread_id: ThreadId },
+    #[error(
+        "the call was cancelled while thread {thread_id} was still busy with an earlier turn; nothing was sent"
+    )]
+    CancelledWhileQueued { thread_id: ThreadId },
 
     #[error("the MCP connection could not be set up: {reason}")]
     Connection { reason: String },

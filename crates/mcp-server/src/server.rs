@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use osprey_config::{ConfigWarning, EnvSnapshot};
 use osprey_core::{OspreyThread, ThreadManager};
 use osprey_protocol::{Event, EventMsg, ThreadId};
+use osprey_rollout::SessionSource;
 use rmcp::ErrorData;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
@@ -62,7 +63,8 @@ pub(crate) type ThreadRegistry = Arc<Mutex<HashMap<ThreadId, Arc<ThreadSlot>>>>;
 
 impl OspreyMcpServer {
     pub fn new(options: ServerOptions) -> Self {
-        let mut manager = ThreadManager::new(options.env.clone());
+        let mut manager = ThreadManager::new(options.env.clone())
+            .with_origin("osprey_mcp_server", SessionSource::Mcp);
         if let Some(exe) = options.osprey_exe {
             manager = manager.with_osprey_exe(exe);
         }
@@ -117,7 +119,13 @@ impl OspreyMcpServer {
         let slot = self
             .slot(id)
             .ok_or(McpServerError::UnknownThread { thread_id: id })?;
-        let _turn = slot.turn.lock().await;
+        // Wait for an earlier turn on this thread to end, unless this call is cancelled first.
+        let _turn = tokio::select! {
+            guard = slot.turn.lock() => guard,
+            () = client.cancel.cancelled() => {
+                return Err(McpServerError::CancelledWhileQueued { thread_id: id });
+            }
+        };
         let outcome = runner::run_turn(&slot.thread, param.prompt, client).await;
         Ok(runner::tool_result(id, outcome))
     }

@@ -120,7 +120,7 @@ async fn argument_and_config_errors_name_what_to_fix() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn serve_returns_when_the_client_leaves_with_the_session_on_disk() {
+async fn serve_returns_when_the_client_leaves_with_an_mcp_session_on_disk() {
     let server =
         MockModelServer::start(vec![sse_turn(vec![ev_assistant_message("m1", "Hello.")])]).await;
     let home = TempHome::for_server(&server, WireApi::Responses);
@@ -145,6 +145,9 @@ async fn serve_returns_when_the_client_leaves_with_the_session_on_disk() {
     let file = find_file(&sessions, &thread_id).expect("a session file named for the thread");
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.contains("Hello."), "{text}");
+    let meta: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(meta["payload"]["source"], "mcp", "{meta}");
+    assert_eq!(meta["payload"]["originator"], "osprey_mcp_server", "{meta}");
     server.verify();
 }
 
@@ -162,4 +165,49 @@ fn find_file(dir: &std::path::Path, needle: &str) -> Option<std::path::PathBuf> 
         }
     }
     None
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replies_to_one_thread_take_turns() {
+    let server = MockModelServer::start(vec![
+        sse_turn(vec![ev_assistant_message("m1", "one")]),
+        sse_turn(vec![ev_assistant_message("m2", "two")]),
+        sse_turn(vec![ev_assistant_message("m3", "three")]),
+    ])
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let cwd = tempfile::tempdir().unwrap();
+    let conn = connect(home_env(&home), cwd.path()).await;
+    let first = call(&conn, "osprey", json!({"prompt": "q1"})).await;
+    let thread_id = first.structured_content.as_ref().unwrap()["threadId"].clone();
+    let (a, b) = tokio::join!(
+        call(
+            &conn,
+            "osprey-reply",
+            json!({"threadId": thread_id, "prompt": "q2"})
+        ),
+        call(
+            &conn,
+            "osprey-reply",
+            json!({"threadId": thread_id, "prompt": "q3"})
+        ),
+    );
+    assert_eq!(a.is_error, Some(false), "{a:?}");
+    assert_eq!(b.is_error, Some(false), "{b:?}");
+    let mut answers = vec![text(&a), text(&b)];
+    answers.sort();
+    assert_eq!(answers, vec!["three", "two"]);
+    // The turns ran one after the other: the last request carries all three questions.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let asked = requests[2].user_texts();
+    for question in ["q1", "q2", "q3"] {
+        assert!(
+            asked.iter().any(|t| t == question),
+            "{question} in {asked:?}"
+        );
+    }
+    conn.client.cancel().await.unwrap();
+    conn.server.await.unwrap().unwrap();
+    server.verify();
 }
