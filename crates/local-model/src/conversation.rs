@@ -1,0 +1,256 @@
+//! Turning a [`Prompt`] into the chat messages the local model sees.
+//!
+//! The hosted-model instructions Osprey normally sends run to thousands of tokens; at
+//! ~35 prompt tokens per second on two cores that alone would cost minutes, and a 1.5B
+//! model follows short, concrete rules better anyway. So the system message is our own
+//! compact text plus a one-line summary per tool, and the developer messages from the
+//! core (base instructions) are left out. The history is mapped onto Qwen2.5's native
+//! tool format: assistant calls inside `<tool_call>` tags, results as `<tool_response>`
+//! blocks in a user turn. The system message depends only on the tools, so its KV state
+//! is the reusable prefix (see `prefix_cache`).
+
+use osprey_model::Prompt;
+use osprey_protocol::ResponseItem;
+use serde_json::Value;
+
+use crate::grammar::{CALL_CLOSE, CALL_OPEN, ToolDef, render_arguments, render_call};
+
+/// One chat message before templating.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChatMessage {
+    pub role: String,
+    pub content: String,
+}
+
+impl ChatMessage {
+    fn new(role: &str, content: impl Into<String>) -> Self {
+        Self {
+            role: role.to_string(),
+            content: content.into(),
+        }
+    }
+}
+
+/// Longest tool result kept in the conversation, in characters; longer ones keep their
+/// head and tail.
+const MAX_TOOL_OUTPUT_CHARS: usize = 4_000;
+
+/// The system message: rules written for a small model, and the tool list. No example
+/// payloads: small models copy them verbatim.
+pub fn system_message(tools: &[ToolDef]) -> ChatMessage {
+    let mut text = String::from(
+        "You are a careful coding assistant working in the user's project directory.\n\
+         Work step by step. Each reply is either exactly one tool call, or a short final \
+         answer in plain text when the task is complete.\n\
+         A tool call is a JSON object with the keys \"name\" and \"arguments\", written \
+         between <tool_call> and </tool_call> tags.\n\
+         Rules:\n\
+         - Use only the tools listed below, with the argument names they list.\n\
+         - To create or change a file, write its complete content with write_file.\n\
+         - To run a program or command, use shell; read its output before deciding what next.\n\
+         - Never repeat a call that already succeeded; after the last step, answer in plain text.\n",
+    );
+    if tools.is_empty() {
+        text.push_str("No tools are available: answer in plain text.\n");
+        return ChatMessage::new("system", text);
+    }
+    text.push_str("Tools:\n");
+    for tool in tools {
+        let (req, opt) = ToolDef::ordered_properties(&tool.parameters);
+        let args: Vec<String> = req
+            .iter()
+            .map(|(k, v)| format!("{k}: {}", type_name(v)))
+            .chain(opt.iter().map(|(k, v)| format!("{k}?: {}", type_name(v))))
+            .collect();
+        let description = first_sentence(&tool.description);
+        text.push_str(&format!(
+            "- {}({}): {description}\n",
+            tool.name,
+            args.join(", ")
+        ));
+    }
+    ChatMessage::new("system", text)
+}
+
+fn type_name(schema: &Value) -> String {
+    match schema.get("type").and_then(Value::as_str) {
+        Some("array") => format!(
+            "array of {}",
+            schema
+                .get("items")
+                .map_or_else(|| "values".to_string(), type_name)
+        ),
+        Some(t) => t.to_string(),
+        None => "value".to_string(),
+    }
+}
+
+fn first_sentence(text: &str) -> String {
+    let line = text.lines().next().unwrap_or_default().trim();
+    let end = line
+        .find(". ")
+        .map_or(line.len(), |i| i + 1)
+        .min(line.char_indices().nth(200).map_or(line.len(), |(i, _)| i));
+    line.get(..end).unwrap_or(line).to_string()
+}
+
+/// The chat messages for `prompt`: the system message, then the history.
+pub fn messages(prompt: &Prompt, tools: &[ToolDef]) -> Vec<ChatMessage> {
+    let mut out = vec![system_message(tools)];
+    for item in &prompt.input {
+        match item {
+            ResponseItem::Message { role, .. } => {
+                let text = item.message_text().unwrap_or_default();
+                match role.as_str() {
+                    "user" => push(&mut out, "user", text),
+                    "assistant" => push(&mut out, "assistant", text),
+                    // Base instructions and other developer/system text: replaced by ours.
+                    _ => {}
+                }
+            }
+            ResponseItem::FunctionCall {
+                name, arguments, ..
+            } => {
+                let args = match (
+                    serde_json::from_str::<Value>(arguments),
+                    tools.iter().find(|t| &t.name == name),
+                ) {
+                    (Ok(value), Some(tool)) => render_arguments(&value, &tool.parameters),
+                    (Ok(value), None) => render_arguments(&value, &Value::Null),
+                    (Err(_), _) => Value::String(arguments.clone()).to_string(),
+                };
+                push(
+                    &mut out,
+                    "assistant",
+                    format!("{CALL_OPEN}{}{CALL_CLOSE}", render_call(name, &args)),
+                );
+            }
+            ResponseItem::FunctionCallOutput { output, .. } => {
+                let text = output.text();
+                push(
+                    &mut out,
+                    "user",
+                    format!("<tool_response>\n{}\n</tool_response>", clip(&text)),
+                );
+            }
+            ResponseItem::CustomToolCallOutput { output, .. } => push(
+                &mut out,
+                "user",
+                format!("<tool_response>\n{}\n</tool_response>", clip(output)),
+            ),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Appends, merging with the previous message of the same role (the template wants
+/// alternating turns, and Qwen puts several results in one user turn).
+fn push(out: &mut Vec<ChatMessage>, role: &str, text: String) {
+    if text.trim().is_empty() {
+        return;
+    }
+    match out.last_mut() {
+        Some(last) if last.role == role && role != "system" => {
+            last.content.push('\n');
+            last.content.push_str(&text);
+        }
+        _ => out.push(ChatMessage::new(role, text)),
+    }
+}
+
+fn clip(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    if chars.len() <= MAX_TOOL_OUTPUT_CHARS {
+        return text.to_string();
+    }
+    let half = MAX_TOOL_OUTPUT_CHARS / 2;
+    let head: String = chars.iter().take(half).collect();
+    let tail: String = chars.iter().skip(chars.len() - half).collect();
+    format!(
+        "{head}\n[… {} characters omitted …]\n{tail}",
+        chars.len() - 2 * half
+    )
+}
+
+/// The call with the same name and arguments (compared as JSON) made just before this
+/// response, if the history ends with one — the loop guard's evidence.
+pub fn previous_call(prompt: &Prompt) -> Option<(String, Value)> {
+    prompt.input.iter().rev().find_map(|item| match item {
+        ResponseItem::FunctionCall {
+            name, arguments, ..
+        } => Some((
+            name.clone(),
+            serde_json::from_str(arguments).unwrap_or(Value::String(arguments.clone())),
+        )),
+        _ => None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use osprey_protocol::FunctionCallOutputPayload;
+    use pretty_assertions::assert_eq;
+
+    pub(crate) fn fixed_prompt() -> Prompt {
+        Prompt {
+            model: "local".into(),
+            input: vec![
+                ResponseItem::developer_text("very long hosted-model instructions"),
+                ResponseItem::user_text("create hello.py that prints hello, then run it"),
+                ResponseItem::FunctionCall {
+                    id: None,
+                    name: "write_file".into(),
+                    arguments: r#"{"path":"hello.py","content":"print('hello')\n"}"#.into(),
+                    call_id: "c1".into(),
+                    extra: Default::default(),
+                },
+                ResponseItem::FunctionCallOutput {
+                    call_id: "c1".into(),
+                    output: FunctionCallOutputPayload::from("Wrote hello.py".to_string()),
+                },
+            ],
+            tools: vec![crate::tools::write_file_spec()],
+            ..Prompt::default()
+        }
+    }
+
+    #[test]
+    fn history_maps_to_qwen_tool_turns() {
+        let prompt = fixed_prompt();
+        let tools = ToolDef::from_specs(&prompt.tools);
+        let msgs = messages(&prompt, &tools);
+        let roles: Vec<_> = msgs.iter().map(|m| m.role.as_str()).collect();
+        assert_eq!(roles, ["system", "user", "assistant", "user"]);
+        assert!(
+            msgs[0]
+                .content
+                .contains("- write_file(path: string, content: string): Create or overwrite")
+        );
+        assert!(!msgs[0].content.contains("very long"));
+        assert_eq!(
+            msgs[2].content,
+            "<tool_call>\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"hello.py\", \"content\": \"print('hello')\\n\"}}\n</tool_call>"
+        );
+        assert_eq!(
+            msgs[3].content,
+            "<tool_response>\nWrote hello.py\n</tool_response>"
+        );
+    }
+
+    #[test]
+    fn long_outputs_keep_head_and_tail() {
+        let text = "a".repeat(3000) + &"b".repeat(3000);
+        let clipped = clip(&text);
+        assert!(clipped.starts_with("aaa") && clipped.ends_with("bbb"));
+        assert!(clipped.contains("2000 characters omitted"));
+    }
+
+    #[test]
+    fn previous_call_is_the_last_call_in_history() {
+        let (name, args) = previous_call(&fixed_prompt()).unwrap();
+        assert_eq!(name, "write_file");
+        assert_eq!(args["path"], "hello.py");
+    }
+}

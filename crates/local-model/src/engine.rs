@@ -1,0 +1,710 @@
+//! The inference thread: llama.cpp model and context, prompt processing with KV reuse,
+//! constrained greedy sampling, and streaming of the result as [`ResponseEvent`]s.
+//!
+//! One OS thread owns the model and its single context (llama.cpp contexts are not shared
+//! across threads); requests queue on a channel and run one at a time. The context's
+//! sequence 0 keeps the tokens of the previous request, so a follow-up request in the same
+//! thread only processes what is new after their common prefix. The fixed prefix (system
+//! message) is additionally saved to disk once and reloaded into a fresh process.
+
+use std::num::NonZeroU32;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
+use llama_cpp_2::token::data::LlamaTokenData;
+use llama_cpp_2::token::data_array::LlamaTokenDataArray;
+use osprey_model::{ModelError, Prompt, ResponseEvent};
+use osprey_protocol::{ResponseItem, TokenUsage};
+use tokio::sync::mpsc;
+
+use crate::conversation::{self, ChatMessage};
+use crate::error::LocalModelError;
+use crate::grammar::{ToolDef, tools_grammar};
+use crate::parse::parse_output;
+use crate::prefix_cache;
+use crate::stats::Stats;
+
+pub(crate) const PROVIDER: &str = "local";
+
+/// Tuning for the embedded model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocalModelOptions {
+    /// Context window in tokens (prompt + answer).
+    pub context_tokens: u32,
+    /// Threads for llama.cpp; `None` uses every available core.
+    pub threads: Option<u32>,
+    /// Most tokens generated per response.
+    pub max_output_tokens: u32,
+    /// Where to save and reload the prefix KV state; `None` disables the disk cache
+    /// (reuse within a process still happens).
+    pub prefix_cache_dir: Option<PathBuf>,
+    /// Constrain sampling to "message or valid tool call" with a grammar.
+    pub constrained: bool,
+}
+
+impl Default for LocalModelOptions {
+    fn default() -> Self {
+        Self {
+            context_tokens: 8192,
+            threads: None,
+            max_output_tokens: 1536,
+            prefix_cache_dir: None,
+            constrained: true,
+        }
+    }
+}
+
+impl LocalModelOptions {
+    /// Defaults, with the prefix cache under `$OSPREY_HOME/models/`.
+    pub fn for_home(home: &Path) -> Self {
+        Self {
+            prefix_cache_dir: Some(home.join("models")),
+            ..Self::default()
+        }
+    }
+}
+
+pub(crate) struct Job {
+    pub prompt: Prompt,
+    pub events: mpsc::Sender<Result<ResponseEvent, ModelError>>,
+    /// Filled with this request's measurements, for benchmarks.
+    pub stats: Option<std::sync::mpsc::Sender<Stats>>,
+}
+
+static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+
+fn backend() -> Result<&'static LlamaBackend, LocalModelError> {
+    let result = BACKEND.get_or_init(|| {
+        let mut backend = LlamaBackend::init().map_err(|e| e.to_string())?;
+        if std::env::var_os("OSPREY_LOCAL_MODEL_LOG").is_none() {
+            backend.void_logs();
+        }
+        Ok(backend)
+    });
+    result.as_ref().map_err(|reason| LocalModelError::Backend {
+        reason: reason.clone(),
+    })
+}
+
+/// Refuses CPUs the llama.cpp build may use instructions for, instead of crashing with
+/// SIGILL mid-request.
+pub(crate) fn check_cpu() -> Result<(), LocalModelError> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mut missing = Vec::new();
+        if !std::arch::is_x86_feature_detected!("avx") {
+            missing.push("AVX");
+        }
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            missing.push("AVX2");
+        }
+        if !std::arch::is_x86_feature_detected!("fma") {
+            missing.push("FMA");
+        }
+        if !std::arch::is_x86_feature_detected!("f16c") {
+            missing.push("F16C");
+        }
+        if !missing.is_empty() {
+            return Err(LocalModelError::UnsupportedCpu {
+                missing: missing.join(", "),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Loads the model and serves jobs until the job channel closes.
+pub(crate) fn run(
+    model_path: PathBuf,
+    options: LocalModelOptions,
+    ready: std::sync::mpsc::Sender<Result<(), LocalModelError>>,
+    jobs: std::sync::mpsc::Receiver<Job>,
+) {
+    let load_started = Instant::now();
+    let backend = match backend() {
+        Ok(b) => b,
+        Err(err) => {
+            let _ = ready.send(Err(err));
+            return;
+        }
+    };
+    let model = match LlamaModel::load_from_file(backend, &model_path, &LlamaModelParams::default())
+    {
+        Ok(m) => m,
+        Err(err) => {
+            let _ = ready.send(Err(LocalModelError::Load {
+                path: model_path,
+                reason: err.to_string(),
+            }));
+            return;
+        }
+    };
+    let threads = options.threads.map_or_else(
+        || std::thread::available_parallelism().map_or(2, |n| n.get() as i32),
+        |t| t as i32,
+    );
+    let params = LlamaContextParams::default()
+        .with_n_ctx(NonZeroU32::new(options.context_tokens))
+        .with_n_batch(512)
+        .with_n_ubatch(512)
+        .with_n_threads(threads)
+        .with_n_threads_batch(threads);
+    let ctx = match model.new_context(backend, params) {
+        Ok(c) => c,
+        Err(err) => {
+            let _ = ready.send(Err(LocalModelError::Context {
+                reason: err.to_string(),
+            }));
+            return;
+        }
+    };
+    let template = match model.chat_template(None) {
+        Ok(t) => t,
+        Err(err) => {
+            let _ = ready.send(Err(LocalModelError::NoChatTemplate {
+                path: model_path,
+                reason: err.to_string(),
+            }));
+            return;
+        }
+    };
+    let model_size = std::fs::metadata(&model_path).map_or(0, |m| m.len());
+    let mut engine = Engine {
+        model: &model,
+        ctx,
+        template,
+        cached: Vec::new(),
+        options,
+        model_path,
+        model_size,
+        load_ms: load_started.elapsed().as_secs_f64() * 1000.0,
+    };
+    if ready.send(Ok(())).is_err() {
+        return;
+    }
+    while let Ok(job) = jobs.recv() {
+        engine.run_job(job);
+    }
+}
+
+struct Engine<'m> {
+    model: &'m LlamaModel,
+    ctx: LlamaContext<'m>,
+    template: LlamaChatTemplate,
+    /// Tokens whose KV state is in sequence 0, in order.
+    cached: Vec<LlamaToken>,
+    options: LocalModelOptions,
+    model_path: PathBuf,
+    model_size: u64,
+    load_ms: f64,
+}
+
+/// Applies the GGUF's chat template (llama.cpp's built-in template engine).
+pub(crate) fn render(
+    model: &LlamaModel,
+    template: &LlamaChatTemplate,
+    messages: &[ChatMessage],
+    add_assistant: bool,
+) -> Result<String, ModelError> {
+    let chat = messages
+        .iter()
+        .map(|m| LlamaChatMessage::new(m.role.clone(), m.content.replace('\0', "")))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| local_error(format!("could not build a chat message: {e}")))?;
+    model
+        .apply_chat_template(template, &chat, add_assistant)
+        .map_err(|e| local_error(format!("the model's chat template failed: {e}")))
+}
+
+pub(crate) fn load_backend() -> Result<&'static LlamaBackend, LocalModelError> {
+    backend()
+}
+
+static RESPONSES: AtomicU64 = AtomicU64::new(0);
+
+fn local_error(reason: impl Into<String>) -> ModelError {
+    ModelError::Config {
+        provider: PROVIDER.to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// How the output is being shown while it is generated.
+#[derive(PartialEq)]
+enum Mode {
+    Undecided,
+    /// Plain text: streamed as deltas.
+    Message,
+    /// Looks like a call: held back until it can be parsed.
+    Call,
+}
+
+impl Engine<'_> {
+    fn run_job(&mut self, job: Job) {
+        let started = Instant::now();
+        let mut stats = Stats {
+            load_ms: self.load_ms,
+            ..Stats::default()
+        };
+        if job
+            .events
+            .blocking_send(Ok(ResponseEvent::Created))
+            .is_err()
+        {
+            return;
+        }
+        let result = self.generate(&job, started, &mut stats);
+        stats.total_ms = started.elapsed().as_secs_f64() * 1000.0;
+        match result {
+            Ok(()) => {}
+            Err(err) => {
+                // Whatever state the context is in, do not trust it for reuse.
+                self.reset();
+                let _ = job.events.blocking_send(Err(err));
+            }
+        }
+        if let Some(tx) = job.stats {
+            let _ = tx.send(stats);
+        }
+    }
+
+    fn reset(&mut self) {
+        self.ctx.clear_kv_cache();
+        self.cached.clear();
+    }
+
+    fn render(&self, messages: &[ChatMessage], add_assistant: bool) -> Result<String, ModelError> {
+        render(self.model, &self.template, messages, add_assistant)
+    }
+
+    fn tokenize(&self, text: &str) -> Vec<LlamaToken> {
+        self.model.vocab().tokenize(text.as_bytes(), false, true)
+    }
+
+    fn generate(
+        &mut self,
+        job: &Job,
+        started: Instant,
+        stats: &mut Stats,
+    ) -> Result<(), ModelError> {
+        let tools = ToolDef::from_specs(&job.prompt.tools);
+        let messages = conversation::messages(&job.prompt, &tools);
+        let full_text = self.render(&messages, true)?;
+        let prefix_text = self.render(messages.get(..1).unwrap_or_default(), false)?;
+        let tokens = self.tokenize(&full_text);
+        let prefix_tokens = self.tokenize(&prefix_text);
+        let prefix_len =
+            if full_text.starts_with(&prefix_text) && tokens.starts_with(&prefix_tokens) {
+                prefix_tokens.len()
+            } else {
+                0
+            };
+        let n_ctx = self.ctx.n_ctx() as usize;
+        if tokens.len() + 16 >= n_ctx {
+            return Err(ModelError::ContextWindowExceeded {
+                provider: PROVIDER.to_string(),
+                message: format!(
+                    "the conversation is {} tokens; the local model's context holds {n_ctx}",
+                    tokens.len()
+                ),
+            });
+        }
+        let max_out = (self.options.max_output_tokens as usize).min(n_ctx - tokens.len() - 1);
+
+        self.process_prompt(&tokens, prefix_len, &prefix_text, stats)?;
+        stats.prompt_tokens = tokens.len();
+        stats.first_token_ms = None;
+
+        let mut grammar = if self.options.constrained && !tools.is_empty() {
+            match LlamaSampler::grammar(self.model, &tools_grammar(&tools), "root") {
+                Ok(g) => Some(g),
+                Err(err) => {
+                    tracing::warn!(%err, "tool grammar rejected; sampling unconstrained");
+                    None
+                }
+            }
+        } else {
+            None
+        };
+
+        let vocab = self.model.vocab();
+        let mut bytes: Vec<u8> = Vec::new();
+        let mut text = String::new();
+        let mut mode = Mode::Undecided;
+        let mut generated = 0usize;
+        let gen_started = Instant::now();
+        while generated < max_out {
+            if job.events.is_closed() {
+                return Ok(());
+            }
+            let token = pick(&self.ctx, grammar.as_mut(), vocab.eos());
+            if vocab.is_eog(token) {
+                break;
+            }
+            if let Some(g) = grammar.as_mut()
+                && g.try_accept(token).is_err()
+            {
+                break;
+            }
+            generated += 1;
+            if stats.first_token_ms.is_none() {
+                stats.first_token_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
+            }
+            bytes.extend(vocab.token_to_piece(token, true, None));
+            let piece = take_utf8(&mut bytes);
+            if !piece.is_empty() {
+                text.push_str(&piece);
+                if mode == Mode::Undecided
+                    && let Some(c) = text.trim_start().chars().next()
+                {
+                    mode = if matches!(c, '<' | '{' | '`') {
+                        Mode::Call
+                    } else {
+                        let added = ResponseItem::assistant_text("");
+                        if job
+                            .events
+                            .blocking_send(Ok(ResponseEvent::OutputItemAdded(added)))
+                            .is_err()
+                        {
+                            return Ok(());
+                        }
+                        Mode::Message
+                    };
+                    if mode == Mode::Message {
+                        let delta = text.trim_start().to_string();
+                        if send_delta(job, delta).is_err() {
+                            return Ok(());
+                        }
+                    }
+                } else if mode == Mode::Message && send_delta(job, piece).is_err() {
+                    return Ok(());
+                }
+            }
+            if text.ends_with("</tool_call>") {
+                // The grammar admits only the end token now; no need to compute it.
+                break;
+            }
+            self.decode_one(token)?;
+        }
+        stats.generated_tokens = generated;
+        stats.generation_ms = gen_started.elapsed().as_secs_f64() * 1000.0;
+
+        self.finish(job, &tools, &text, mode == Mode::Message, stats)
+    }
+
+    /// Brings sequence 0 to `tokens`, reusing the common prefix with what is cached, and the
+    /// saved prefix state when the cache is cold. Leaves logits for the last token.
+    fn process_prompt(
+        &mut self,
+        tokens: &[LlamaToken],
+        prefix_len: usize,
+        prefix_text: &str,
+        stats: &mut Stats,
+    ) -> Result<(), ModelError> {
+        let entry = match (&self.options.prefix_cache_dir, prefix_len) {
+            (Some(dir), n) if n > 0 => Some(prefix_cache::entry_path(
+                dir,
+                &self.model_path,
+                self.model_size,
+                prefix_text,
+            )),
+            _ => None,
+        };
+        let prefix = tokens.get(..prefix_len).unwrap_or_default();
+        if let Some(entry) = &entry
+            && common_prefix(&self.cached, tokens) < prefix_len
+            && entry.is_file()
+        {
+            self.reset();
+            match self.ctx.state_seq_load_file(entry, 0, prefix_len + 1) {
+                Ok((loaded, _)) if loaded == prefix => {
+                    self.cached = loaded;
+                    stats.prefix_cache_hit = true;
+                }
+                _ => {
+                    tracing::debug!(entry = %entry.display(), "stale prefix cache entry ignored");
+                    self.reset();
+                }
+            }
+        }
+        let mut common = common_prefix(&self.cached, tokens);
+        if common == tokens.len() {
+            common = common.saturating_sub(1);
+        }
+        if self
+            .ctx
+            .kv_cache_seq_rm(0, Some(common as u32), None)
+            .is_err()
+        {
+            self.reset();
+            common = 0;
+        }
+        self.cached.truncate(common);
+        stats.reused_tokens = common;
+
+        let started = Instant::now();
+        if let Some(entry) = &entry
+            && common < prefix_len
+            && !entry.is_file()
+        {
+            self.decode_range(tokens, common, prefix_len)?;
+            save_prefix(&self.ctx, entry, prefix);
+            common = prefix_len;
+        }
+        self.decode_range(tokens, common, tokens.len())?;
+        stats.prompt_eval_tokens = tokens.len() - stats.reused_tokens;
+        stats.prompt_eval_ms = started.elapsed().as_secs_f64() * 1000.0;
+        Ok(())
+    }
+
+    /// Decodes `tokens[from..to]` into sequence 0 in batches; logits for the last one.
+    fn decode_range(
+        &mut self,
+        tokens: &[LlamaToken],
+        from: usize,
+        to: usize,
+    ) -> Result<(), ModelError> {
+        let n_batch = self.ctx.n_batch().max(1) as usize;
+        let mut batch = LlamaBatch::new(n_batch, 1);
+        let mut start = from;
+        while start < to {
+            let end = (start + n_batch).min(to);
+            batch.clear();
+            for (pos, token) in tokens.iter().enumerate().take(end).skip(start) {
+                batch
+                    .add(*token, pos as i32, &[0], pos + 1 == to)
+                    .map_err(|e| local_error(format!("could not fill a batch: {e}")))?;
+            }
+            self.ctx
+                .decode(&mut batch)
+                .map_err(|e| local_error(format!("llama.cpp could not process the prompt: {e}")))?;
+            self.cached
+                .extend(tokens.get(start..end).unwrap_or_default());
+            start = end;
+        }
+        Ok(())
+    }
+
+    fn decode_one(&mut self, token: LlamaToken) -> Result<(), ModelError> {
+        let mut batch = LlamaBatch::new(1, 1);
+        let pos = self.cached.len() as i32;
+        batch
+            .add(token, pos, &[0], true)
+            .map_err(|e| local_error(format!("could not fill a batch: {e}")))?;
+        self.ctx
+            .decode(&mut batch)
+            .map_err(|e| local_error(format!("llama.cpp could not continue generating: {e}")))?;
+        self.cached.push(token);
+        Ok(())
+    }
+
+    /// Turns the generated text into output items, applies the loop guard, completes.
+    fn finish(
+        &mut self,
+        job: &Job,
+        tools: &[ToolDef],
+        text: &str,
+        streamed: bool,
+        stats: &Stats,
+    ) -> Result<(), ModelError> {
+        let mut parsed = parse_output(text, tools);
+        if !job.prompt.parallel_tool_calls {
+            parsed.calls.truncate(1);
+        }
+        let mut message = parsed.text.clone();
+        if let (Some(call), Some((prev_name, prev_args))) = (
+            parsed.calls.first(),
+            conversation::previous_call(&job.prompt),
+        ) {
+            let args: serde_json::Value =
+                serde_json::from_str(&call.arguments).unwrap_or(serde_json::Value::Null);
+            if call.name == prev_name && args == prev_args {
+                message = format!(
+                    "I stopped: I was about to call `{}` again with the same arguments as my \
+                     previous call, which would repeat the same step in a loop. The last result \
+                     is above; ask again with more detail if the task is not done.",
+                    call.name
+                );
+                parsed.calls.clear();
+            }
+        }
+        if streamed || !message.is_empty() || parsed.calls.is_empty() {
+            if message.is_empty() && parsed.calls.is_empty() {
+                message = text.trim().to_string();
+            }
+            let item = ResponseItem::assistant_text(message);
+            if !streamed {
+                send(
+                    job,
+                    ResponseEvent::OutputItemAdded(ResponseItem::assistant_text("")),
+                )?;
+            }
+            send(job, ResponseEvent::OutputItemDone(item))?;
+        }
+        for call in parsed.calls {
+            let n = RESPONSES.fetch_add(1, Ordering::Relaxed);
+            let item = ResponseItem::FunctionCall {
+                id: None,
+                name: call.name,
+                arguments: call.arguments,
+                call_id: format!("call_local_{}_{n}", std::process::id()),
+                extra: Default::default(),
+            };
+            send(job, ResponseEvent::OutputItemAdded(item.clone()))?;
+            send(job, ResponseEvent::OutputItemDone(item))?;
+        }
+        let n = RESPONSES.fetch_add(1, Ordering::Relaxed);
+        let usage = TokenUsage {
+            input_tokens: stats.prompt_tokens as u64,
+            cached_input_tokens: stats.reused_tokens as u64,
+            output_tokens: stats.generated_tokens as u64,
+            reasoning_output_tokens: 0,
+            total_tokens: (stats.prompt_tokens + stats.generated_tokens) as u64,
+        };
+        send(
+            job,
+            ResponseEvent::Completed {
+                response_id: Some(format!("resp_local_{n}")),
+                usage: Some(usage),
+            },
+        )
+    }
+}
+
+fn send(job: &Job, event: ResponseEvent) -> Result<(), ModelError> {
+    // A closed channel means the caller dropped the stream: nothing more to do.
+    let _ = job.events.blocking_send(Ok(event));
+    Ok(())
+}
+
+fn send_delta(job: &Job, delta: String) -> Result<(), ()> {
+    job.events
+        .blocking_send(Ok(ResponseEvent::OutputTextDelta {
+            item_id: None,
+            delta,
+        }))
+        .map_err(|_| ())
+}
+
+/// Greedy choice; with a grammar, the best token the grammar admits (checking the
+/// unconstrained best first, which is almost always admitted and far cheaper).
+fn pick(ctx: &LlamaContext<'_>, grammar: Option<&mut LlamaSampler>, eos: LlamaToken) -> LlamaToken {
+    let logits = ctx.get_logits_ith(-1);
+    let best = argmax(logits.iter().copied().enumerate());
+    let Some(grammar) = grammar else {
+        return LlamaToken::new(best as i32);
+    };
+    let logit = logits.get(best).copied().unwrap_or(0.0);
+    let mut single = LlamaTokenDataArray::new(
+        vec![LlamaTokenData::new(
+            LlamaToken::new(best as i32),
+            logit,
+            0.0,
+        )],
+        false,
+    );
+    single.apply_sampler(grammar);
+    if single.data.first().is_some_and(|d| d.logit().is_finite()) {
+        return LlamaToken::new(best as i32);
+    }
+    let mut all = LlamaTokenDataArray::from_iter(ctx.candidates_ith(-1), false);
+    all.apply_sampler(grammar);
+    let best = all
+        .data
+        .iter()
+        .filter(|d| d.logit().is_finite())
+        .max_by(|a, b| a.logit().total_cmp(&b.logit()))
+        .map(LlamaTokenData::id);
+    // No admissible token at all cannot happen with a well-formed grammar; end the turn.
+    best.unwrap_or(eos)
+}
+
+fn argmax(values: impl Iterator<Item = (usize, f32)>) -> usize {
+    values
+        .fold((0usize, f32::NEG_INFINITY), |acc, (i, v)| {
+            if v > acc.1 { (i, v) } else { acc }
+        })
+        .0
+}
+
+fn common_prefix(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+/// Removes and returns the longest valid UTF-8 prefix of `bytes` (invalid bytes become
+/// U+FFFD; an incomplete sequence at the end waits for the next token).
+fn take_utf8(bytes: &mut Vec<u8>) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => {
+            let out = s.to_string();
+            bytes.clear();
+            out
+        }
+        Err(err) if err.error_len().is_none() => {
+            let valid = err.valid_up_to();
+            let out = String::from_utf8_lossy(bytes.get(..valid).unwrap_or_default()).into_owned();
+            bytes.drain(..valid);
+            out
+        }
+        Err(_) => {
+            let out = String::from_utf8_lossy(bytes).into_owned();
+            bytes.clear();
+            out
+        }
+    }
+}
+
+/// Saves sequence 0 (exactly the prefix at this point) atomically; failures only log.
+fn save_prefix(ctx: &LlamaContext<'_>, entry: &Path, prefix: &[LlamaToken]) {
+    let Some(dir) = entry.parent() else { return };
+    if std::fs::create_dir_all(dir).is_err() {
+        return;
+    }
+    let tmp = entry.with_extension(format!("tmp{}", std::process::id()));
+    match ctx.state_seq_save_file(&tmp, 0, prefix) {
+        Ok(_) => {
+            if std::fs::rename(&tmp, entry).is_err() {
+                let _ = std::fs::remove_file(&tmp);
+            }
+        }
+        Err(err) => {
+            tracing::warn!(%err, entry = %entry.display(), "could not save the prefix cache");
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utf8_split_across_tokens_waits_for_the_rest() {
+        let mut bytes = "é".as_bytes()[..1].to_vec();
+        assert_eq!(take_utf8(&mut bytes), "");
+        bytes.extend(&"é".as_bytes()[1..]);
+        bytes.extend(b"x");
+        assert_eq!(take_utf8(&mut bytes), "éx");
+        assert!(bytes.is_empty());
+        let mut bad = vec![0xff, b'a'];
+        assert_eq!(take_utf8(&mut bad), "\u{fffd}a");
+    }
+
+    #[test]
+    fn argmax_and_common_prefix() {
+        assert_eq!(argmax([1.0, 3.0, 2.0].into_iter().enumerate()), 1);
+        let t = |v: &[i32]| v.iter().map(|i| LlamaToken::new(*i)).collect::<Vec<_>>();
+        assert_eq!(common_prefix(&t(&[1, 2, 3]), &t(&[1, 2, 4, 5])), 2);
+        assert_eq!(common_prefix(&t(&[]), &t(&[1])), 0);
+    }
+}

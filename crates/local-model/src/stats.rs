@@ -1,0 +1,42 @@
+//! Measurements of one request, for benchmarks and `--verbose` displays.
+
+/// Timings and token counts of one response.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Stats {
+    /// How long loading the model took when the adapter started.
+    pub load_ms: f64,
+    /// Tokens in the rendered prompt.
+    pub prompt_tokens: usize,
+    /// Prompt tokens whose KV state was reused (from this thread or the prefix cache).
+    pub reused_tokens: usize,
+    /// Prompt tokens actually processed.
+    pub prompt_eval_tokens: usize,
+    pub prompt_eval_ms: f64,
+    /// The prefix state was loaded from disk for this request.
+    pub prefix_cache_hit: bool,
+    /// From the request to the first generated token.
+    pub first_token_ms: Option<f64>,
+    pub generated_tokens: usize,
+    pub generation_ms: f64,
+    pub total_ms: f64,
+}
+
+impl Stats {
+    /// Prompt processing speed in tokens per second.
+    pub fn prompt_tokens_per_second(&self) -> f64 {
+        per_second(self.prompt_eval_tokens, self.prompt_eval_ms)
+    }
+
+    /// Generation speed in tokens per second.
+    pub fn generation_tokens_per_second(&self) -> f64 {
+        per_second(self.generated_tokens, self.generation_ms)
+    }
+}
+
+fn per_second(tokens: usize, ms: f64) -> f64 {
+    if ms <= 0.0 {
+        0.0
+    } else {
+        tokens as f64 * 1000.0 / ms
+    }
+}

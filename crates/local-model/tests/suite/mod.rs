@@ -1,0 +1,4 @@
+mod common;
+mod e2e;
+mod grammar_property;
+mod model;
