@@ -94,7 +94,11 @@ pub async fn run_turn(thread: &OspreyThread, prompt: String, client: &TurnClient
         let event = tokio::select! {
             event = thread.next_event() => event,
             Some((id, decision)) = pending.next(), if !pending.is_empty() => {
-                let _ = thread.submit(Op::ResolveApproval { id, decision }).await;
+                // After an interrupt the request is gone with its turn; answering it would
+                // only earn a warning.
+                if !interrupted {
+                    let _ = thread.submit(Op::ResolveApproval { id, decision }).await;
+                }
                 continue;
             }
             () = client.cancel.cancelled(), if !interrupted => {

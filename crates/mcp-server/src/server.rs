@@ -49,7 +49,8 @@ pub(crate) struct ThreadSlot {
     turn: tokio::sync::Mutex<()>,
 }
 
-/// Osprey as an MCP server. Cheap to share: everything lives behind one `Arc`.
+/// Osprey as an MCP server: rmcp's `ServerHandler` over a `ThreadManager` and the threads
+/// this connection started.
 pub struct OspreyMcpServer {
     manager: ThreadManager,
     env: EnvSnapshot,
