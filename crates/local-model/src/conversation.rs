@@ -35,53 +35,70 @@ impl ChatMessage {
 /// head and tail.
 const MAX_TOOL_OUTPUT_CHARS: usize = 4_000;
 
-/// The system message: rules written for a small model, and the tool list. No example
-/// payloads: small models copy them verbatim.
+/// The system message: rules written for a small model, and the tools as JSON signatures
+/// inside `<tools>` tags — the layout Qwen2.5 was trained on. No example payloads: small
+/// models copy them verbatim.
 pub fn system_message(tools: &[ToolDef]) -> ChatMessage {
     let mut text = String::from(
-        "You are a careful coding assistant working in the user's project directory.\n\
-         Work step by step. Each reply is either exactly one tool call, or a short final \
-         answer in plain text when the task is complete.\n\
-         A tool call is a JSON object with the keys \"name\" and \"arguments\", written \
-         between <tool_call> and </tool_call> tags.\n\
-         Rules:\n\
-         - Use only the tools listed below, with the argument names they list.\n\
-         - To create or change a file, write its complete content with write_file.\n\
-         - To run a program or command, use shell; read its output before deciding what next.\n\
-         - Never repeat a call that already succeeded; after the last step, answer in plain text.\n",
+        "You are a careful coding assistant working in the user's project directory. \
+         Work step by step. Each reply is either exactly one tool call, or, once the task is \
+         complete, a short plain-text answer saying what you did.\n",
     );
     if tools.is_empty() {
         text.push_str("No tools are available: answer in plain text.\n");
         return ChatMessage::new("system", text);
     }
-    text.push_str("Tools:\n");
+    text.push_str(
+        "\n# Tools\n\nThese functions are available, described by their JSON signatures \
+         inside <tools></tools> tags:\n<tools>\n",
+    );
     for tool in tools {
-        let (req, opt) = ToolDef::ordered_properties(&tool.parameters);
-        let args: Vec<String> = req
-            .iter()
-            .map(|(k, v)| format!("{k}: {}", type_name(v)))
-            .chain(opt.iter().map(|(k, v)| format!("{k}?: {}", type_name(v))))
-            .collect();
-        let description = first_sentence(&tool.description);
-        text.push_str(&format!(
-            "- {}({}): {description}\n",
-            tool.name,
-            args.join(", ")
-        ));
+        let signature = serde_json::json!({
+            "type": "function",
+            "function": {
+                "name": tool.name,
+                "description": first_sentence(&tool.description),
+                "parameters": compact_schema(&tool.parameters),
+            }
+        });
+        text.push_str(&signature.to_string());
+        text.push('\n');
     }
+    text.push_str(
+        "</tools>\n\nTo call a function, reply with a JSON object holding the keys \"name\" \
+         (the function name) and \"arguments\" (an object of the arguments), placed \
+         between <tool_call> and </tool_call> tags, and nothing else.\n\
+         Rules:\n\
+         - To create or change a file, write its complete content with write_file.\n\
+         - To run a program or command, use the shell tool and read its output.\n\
+         - Never repeat a call that already succeeded. When everything asked is done, \
+         reply in plain text without a tool call.\n",
+    );
     ChatMessage::new("system", text)
 }
 
-fn type_name(schema: &Value) -> String {
-    match schema.get("type").and_then(Value::as_str) {
-        Some("array") => format!(
-            "array of {}",
-            schema
-                .get("items")
-                .map_or_else(|| "values".to_string(), type_name)
+/// The schema without long descriptions (first sentences only), to keep the prompt short.
+fn compact_schema(schema: &Value) -> Value {
+    match schema {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| {
+                    let v = match (k.as_str(), v) {
+                        ("description", Value::String(d)) => Value::String(first_sentence(d)),
+                        ("properties", Value::Object(props)) => Value::Object(
+                            props
+                                .iter()
+                                .map(|(name, p)| (name.clone(), compact_schema(p)))
+                                .collect(),
+                        ),
+                        _ => compact_schema(v),
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
         ),
-        Some(t) => t.to_string(),
-        None => "value".to_string(),
+        Value::Array(items) => Value::Array(items.iter().map(compact_schema).collect()),
+        other => other.clone(),
     }
 }
 
@@ -224,9 +241,11 @@ mod tests {
         let roles: Vec<_> = msgs.iter().map(|m| m.role.as_str()).collect();
         assert_eq!(roles, ["system", "user", "assistant", "user"]);
         assert!(
-            msgs[0]
-                .content
-                .contains("- write_file(path: string, content: string): Create or overwrite")
+            msgs[0].content.contains(
+                r#""name":"write_file","parameters":{"additionalProperties":false,"properties":{"content":{"description":"The whole file content.","type":"string"}"#
+            ),
+            "{}",
+            msgs[0].content
         );
         assert!(!msgs[0].content.contains("very long"));
         assert_eq!(

@@ -243,7 +243,11 @@ pub fn render_arguments(value: &Value, schema: &Value) -> String {
                 .filter(|k| map.contains_key(*k))
                 .collect();
             let known = keys.clone();
-            keys.extend(map.keys().map(String::as_str).filter(|k| !known.contains(k)));
+            keys.extend(
+                map.keys()
+                    .map(String::as_str)
+                    .filter(|k| !known.contains(k)),
+            );
             let props = schema.get("properties");
             let members: Vec<String> = keys
                 .iter()

@@ -21,7 +21,8 @@ fn tools() -> Vec<ToolDef> {
     ])
 }
 
-/// Serialises like the grammar expects: `": "` and `", "` separators, schema order.
+/// Serialises like the grammar expects: `": "` and `", "` separators, required members in
+/// `required` order, then optional ones in name order.
 fn render(value: &Value, order: &[&str]) -> String {
     let Value::Object(map) = value else {
         return value.to_string();
@@ -76,7 +77,7 @@ fn valid_call() -> impl Strategy<Value = String> {
                 }
                 call(
                     "shell_command",
-                    &render(&v, &["command", "workdir", "timeout_ms"]),
+                    &render(&v, &["command", "timeout_ms", "workdir"]),
                 )
             }),
         (
