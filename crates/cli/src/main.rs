@@ -34,6 +34,8 @@ enum Command {
     Exec(Box<osprey_exec::ExecCli>),
     /// Manage MCP servers in config.toml.
     Mcp(osprey_mcp::McpCli),
+    /// Serve Osprey as an MCP server over stdio (for other agents).
+    McpServer,
     /// Recorded sessions.
     Sessions {
         #[command(subcommand)]
@@ -72,6 +74,7 @@ fn main() -> ExitCode {
         Command::Sandbox(args) => entry::block_on(entry::sandbox_command(args)),
         Command::Sessions { command } => sessions::run(command),
         Command::Mcp(cli) => entry::mcp_command(cli),
+        Command::McpServer => entry::block_on(osprey_mcp_server::run_main(VERSION)),
     };
     exit_code(code)
 }

@@ -135,3 +135,66 @@ async fn broken_servers_are_reported_and_the_rest_keep_working() {
     );
     server.verify();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn osprey_mcp_server_serves_the_python_sdk_client() {
+    let python = match std::env::var("OSPREY_PY_MCP") {
+        Ok(p) if !p.is_empty() => p,
+        _ if std::env::var("OSPREY_REQUIRE_REFERENCE").as_deref() == Ok("1") => {
+            panic!("OSPREY_PY_MCP is not set; run scripts/install-test-deps.sh")
+        }
+        _ => return,
+    };
+    let server = MockModelServer::start(vec![
+        sse_turn(vec![ev_assistant_message("m1", "First answer.")]),
+        sse_turn(vec![ev_assistant_message("m2", "Second answer.")]),
+    ])
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let cwd = tempfile::tempdir().unwrap();
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../mcp-server/tests/python/client.py");
+    let osprey = assert_cmd::cargo::cargo_bin("osprey");
+    let env: Vec<(String, std::ffi::OsString)> = home
+        .env()
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    let cwd_path = cwd.path().to_path_buf();
+    let output = tokio::task::spawn_blocking(move || {
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "the test runs the Python MCP client"
+        )]
+        let mut cmd = std::process::Command::new(python);
+        cmd.arg(script)
+            .arg(osprey)
+            .arg("conversation")
+            .arg(&cwd_path)
+            .envs(env)
+            .env("OSPREY_MCP_SERVER_ARGS", "mcp-server");
+        cmd.output().unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(
+        output.status.success(),
+        "client failed: {}\n{}",
+        String::from_utf8_lossy(&output.stderr),
+        String::from_utf8_lossy(&output.stdout)
+    );
+    let result: Value =
+        serde_json::from_str(stdout(&output).trim().lines().last().unwrap()).unwrap();
+    assert_eq!(result["first"]["structured"]["content"], "First answer.");
+    assert_eq!(result["second"]["structured"]["content"], "Second answer.");
+    assert_eq!(
+        result["first"]["structured"]["threadId"],
+        result["second"]["structured"]["threadId"]
+    );
+    let texts = server.requests()[1].user_texts();
+    assert!(
+        texts.len() >= 2,
+        "the reply carries the first turn: {texts:?}"
+    );
+    server.verify();
+}

@@ -51,13 +51,29 @@ pub struct Fixture {
     pub tmpdir: PathBuf,
 }
 
+/// Where fixtures live. `workspace-write` makes `/tmp` writable, so an "outside" folder
+/// under `/tmp` would really be writable: when the build (and its temp dir) is under `/tmp`,
+/// as in a CI clone there, fixtures go to `/var/tmp` instead.
+fn fixture_parent() -> PathBuf {
+    let target_tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let canon = std::fs::canonicalize(&target_tmp).unwrap_or(target_tmp);
+    let under_tmp = canon.starts_with("/tmp")
+        || std::env::var_os("TMPDIR").is_some_and(|t| canon.starts_with(t));
+    if !under_tmp {
+        return canon;
+    }
+    let fallback = PathBuf::from("/var/tmp/osprey-sandbox-tests");
+    std::fs::create_dir_all(&fallback).unwrap();
+    fallback
+}
+
 impl Fixture {
     /// A workspace `root` that is a git repository with one commit and an `.osprey`
     /// folder, an `outside` folder with a `victim` file, and a private `$TMPDIR`.
     pub fn new() -> Self {
         let base = tempfile::Builder::new()
             .prefix("sbx")
-            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+            .tempdir_in(fixture_parent())
             .unwrap();
         let canon = std::fs::canonicalize(base.path()).unwrap();
         let root = canon.join("root");

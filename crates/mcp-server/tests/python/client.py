@@ -120,7 +120,10 @@ def make_elicitation_callback(answer: str, seen: list[dict[str, Any]]):
 
 
 async def run(server_bin: str, scenario: str, args: list[str]) -> dict[str, Any]:
-    params = StdioServerParameters(command=server_bin, args=[], env=dict(os.environ))
+    # OSPREY_MCP_SERVER_ARGS: arguments for the server binary (e.g. `mcp-server` when the
+    # server is the `osprey` binary itself).
+    server_args = os.environ.get("OSPREY_MCP_SERVER_ARGS", "").split()
+    params = StdioServerParameters(command=server_bin, args=server_args, env=dict(os.environ))
     recorder = Recorder()
     binding = NotificationBinding(method="osprey/event", params_type=EventParams, handler=recorder.on_event)
     elicitations: list[dict[str, Any]] = []
