@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex as StdMutex};
 use std::time::{Duration, Instant};
 
 use osprey_config::{McpServerConfig, McpTransport};
-use process_wrap::tokio::{ChildWrapper, CommandWrap, KillOnDrop, ProcessGroup};
+use process_wrap::tokio::ChildWrapper;
 use rmcp::ServiceExt;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
 use rmcp::service::{Peer, RoleClient, RunningService};
@@ -143,8 +143,8 @@ async fn connect_stdio(
     startup_timeout: Duration,
 ) -> Result<Connection, String> {
     let shown = display_command(command, args);
-    let mut child = spawn_child(command, args, server_env, cwd, env)
-        .map_err(|err| format!("could not start `{shown}`: {err}"))?;
+    let mut child =
+        spawn_child(command, args, server_env, cwd, env).map_err(|err| err.to_string())?;
     let (Some(stdout), Some(stdin)) = (child.stdout().take(), child.stdin().take()) else {
         stop_child(child.as_mut()).await;
         return Err(format!(
@@ -197,37 +197,28 @@ async fn connect_stdio(
     Err(with_stderr_tail(failure, &tail))
 }
 
-#[expect(
-    clippy::disallowed_methods,
-    reason = "MCP stdio servers need their stdin/stdout as the protocol channel, which the \
-              process crate's ExecRequest API does not hand out; the child gets its own \
-              process group and a cleared environment here as well"
-)]
+/// Starts a stdio server through the process crate: piped stdio, its own process group,
+/// a cleared environment plus the allowlisted variables and its own `env` table.
 fn spawn_child(
     command: &str,
     args: &[String],
     server_env: &std::collections::BTreeMap<String, String>,
     cwd: Option<&std::path::Path>,
     env: &HashMap<String, String>,
-) -> std::io::Result<Box<dyn ChildWrapper>> {
-    let mut cmd = tokio::process::Command::new(command);
-    cmd.args(args)
-        .env_clear()
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    for name in INHERITED_ENV_VARS {
-        if let Some(value) = env.get(*name) {
-            cmd.env(name, value);
-        }
-    }
-    cmd.envs(server_env);
-    if let Some(cwd) = cwd {
-        cmd.current_dir(cwd);
-    }
-    let mut wrapped = CommandWrap::from(cmd);
-    wrapped.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
-    wrapped.spawn()
+) -> Result<Box<dyn ChildWrapper>, osprey_process::SpawnError> {
+    let cwd = cwd
+        .map(std::path::Path::to_path_buf)
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| std::path::PathBuf::from("/"));
+    let mut child_env: HashMap<String, String> = INHERITED_ENV_VARS
+        .iter()
+        .filter_map(|name| env.get(*name).map(|v| ((*name).to_string(), v.clone())))
+        .collect();
+    child_env.extend(server_env.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let request = osprey_process::ExecRequest::new(command, cwd)
+        .args(args.iter().cloned())
+        .envs(child_env);
+    osprey_process::spawn_piped(&request)
 }
 
 async fn connect_http(

@@ -74,6 +74,7 @@
 mod expiration;
 mod interactive;
 mod output;
+mod piped;
 mod pty;
 mod request;
 mod run;
@@ -89,6 +90,7 @@ pub use interactive::{
     SessionOptions, StdinError,
 };
 pub use output::{CappedOutput, OutputCaps, OutputSink, omission_marker};
+pub use piped::{PipedChild, spawn_piped};
 pub use pty::TerminalSize;
 pub use request::{ExecRequest, SpawnError};
 pub use run::{DRAIN_AFTER_EXIT, DRAIN_AFTER_KILL, ExecOutcome, run_to_completion};
