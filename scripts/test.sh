@@ -9,5 +9,14 @@ eval "$(bash scripts/install-test-deps.sh)"
 if ! cargo nextest --version >/dev/null 2>&1; then
   cargo install --locked cargo-nextest
 fi
+# The sandbox's macOS side (Seatbelt profiles) cannot run here; keep it compiling.
+if rustup target list --installed 2>/dev/null | grep -q '^x86_64-apple-darwin$' \
+  || rustup target add x86_64-apple-darwin >/dev/null 2>&1; then
+  cargo check --quiet --target x86_64-apple-darwin -p osprey-sandboxing -p osprey-process
+  echo "macOS check: osprey-sandboxing and osprey-process compile for x86_64-apple-darwin"
+else
+  echo "macOS check skipped: the x86_64-apple-darwin target cannot be installed here (no network to the Rust toolchain servers)"
+fi
+
 cargo build --workspace --bins
 cargo nextest run --workspace --no-fail-fast "$@"
