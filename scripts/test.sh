@@ -11,7 +11,7 @@ if ! cargo nextest --version >/dev/null 2>&1; then
 fi
 # The sandbox's macOS side (Seatbelt profiles) cannot run here; keep it compiling.
 if rustup target list --installed 2>/dev/null | grep -q '^x86_64-apple-darwin$' \
-  || rustup target add x86_64-apple-darwin >/dev/null 2>&1; then
+  || timeout 120 rustup target add x86_64-apple-darwin >/dev/null 2>&1; then
   cargo check --quiet --target x86_64-apple-darwin -p osprey-sandboxing -p osprey-process
   echo "macOS check: osprey-sandboxing and osprey-process compile for x86_64-apple-darwin"
 else

@@ -158,7 +158,8 @@ pub(crate) fn run(
         .with_n_batch(512)
         .with_n_ubatch(512)
         .with_n_threads(threads)
-        .with_n_threads_batch(threads);
+        .with_n_threads_batch(threads)
+        .with_no_perf(false);
     let ctx = match model.new_context(backend, params) {
         Ok(c) => c,
         Err(err) => {
@@ -263,8 +264,14 @@ impl Engine<'_> {
         {
             return;
         }
+        self.ctx.reset_timings();
         let result = self.generate(&job, started, &mut stats);
         stats.total_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let timings = self.ctx.timings();
+        stats.llama_prompt_tokens = usize::try_from(timings.n_p_eval()).unwrap_or(0);
+        stats.llama_prompt_ms = timings.t_p_eval_ms();
+        stats.llama_gen_tokens = usize::try_from(timings.n_eval()).unwrap_or(0);
+        stats.llama_gen_ms = timings.t_eval_ms();
         match result {
             Ok(()) => {}
             Err(err) => {

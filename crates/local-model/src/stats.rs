@@ -19,6 +19,13 @@ pub struct Stats {
     pub generated_tokens: usize,
     pub generation_ms: f64,
     pub total_ms: f64,
+    /// llama.cpp's own count of prompt tokens it evaluated and the time it spent, from its
+    /// performance counters — the reference our wall-clock figures are compared with.
+    pub llama_prompt_tokens: usize,
+    pub llama_prompt_ms: f64,
+    /// llama.cpp's own count of generated tokens it evaluated and the time it spent.
+    pub llama_gen_tokens: usize,
+    pub llama_gen_ms: f64,
 }
 
 impl Stats {
@@ -30,6 +37,18 @@ impl Stats {
     /// Generation speed in tokens per second.
     pub fn generation_tokens_per_second(&self) -> f64 {
         per_second(self.generated_tokens, self.generation_ms)
+    }
+}
+
+impl Stats {
+    /// llama.cpp's own prompt speed (tokens per second).
+    pub fn llama_prompt_tokens_per_second(&self) -> f64 {
+        per_second(self.llama_prompt_tokens, self.llama_prompt_ms)
+    }
+
+    /// llama.cpp's own generation speed (tokens per second).
+    pub fn llama_generation_tokens_per_second(&self) -> f64 {
+        per_second(self.llama_gen_tokens, self.llama_gen_ms)
     }
 }
 
