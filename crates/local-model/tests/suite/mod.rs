@@ -2,3 +2,4 @@ mod common;
 mod e2e;
 mod grammar_property;
 mod model;
+mod serve;
