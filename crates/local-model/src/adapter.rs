@@ -99,3 +99,24 @@ impl WireAdapter for LocalModelAdapter {
         self.submit(prompt, None)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_model_says_how_to_fetch_it() {
+        let home = tempfile::tempdir().unwrap();
+        let err = crate::open(home.path()).unwrap_err();
+        assert!(matches!(err, LocalModelError::Missing { .. }));
+        let message = err.to_string();
+        assert!(message.contains("osprey model fetch"), "{message}");
+        assert!(
+            message.contains("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"),
+            "{message}"
+        );
+        let info = crate::provider_info();
+        assert_eq!(info.id, "local");
+        assert_eq!(info.env_key, None);
+    }
+}
