@@ -327,12 +327,25 @@ impl ThreadManager {
             recorder: init.recorder,
         });
         session::emit_thread_started(&session, init.resumed);
+        let sandbox_warnings = if matches!(
+            session.config.sandbox_policy(),
+            osprey_protocol::SandboxPolicy::DangerFullAccess
+        ) {
+            Vec::new()
+        } else {
+            osprey_sandboxing::platform_problems()
+        };
         let rule_warnings = rule_errors.into_iter().map(|error| {
             format!(
                 "rules file not loaded: {error}. Until it is fixed, commands no rule allows need approval."
             )
         });
-        for message in init.warnings.into_iter().chain(rule_warnings) {
+        for message in init
+            .warnings
+            .into_iter()
+            .chain(rule_warnings)
+            .chain(sandbox_warnings)
+        {
             session
                 .events()
                 .emit(None, osprey_protocol::EventMsg::Warning { message });

@@ -43,6 +43,7 @@ mod error;
 mod fs_policy;
 pub mod helper_args;
 mod linux;
+mod probe;
 mod seatbelt;
 
 use std::path::Path;
@@ -61,6 +62,7 @@ pub use linux::{
 };
 pub use osprey_process::ExecRequest;
 pub use osprey_protocol::SandboxPolicy;
+pub use probe::platform_problems;
 pub use seatbelt::{SANDBOX_EXEC, confine_macos, seatbelt_profile, seatbelt_profile_for};
 
 /// Confines `request` with this platform's sandbox. `helper_exe` is the `osprey` binary

@@ -297,6 +297,37 @@ impl Orchestrator {
             })
     }
 
+    /// Approval for an action that is not a command run (a patch, an MCP tool call): under
+    /// `never` a refusal the model can read; otherwise the front end's decision.
+    pub async fn request_approval(
+        &self,
+        inv: &ToolInvocation,
+        kind: ApprovalRequestKind,
+        reason: String,
+        available_decisions: Vec<ReviewDecision>,
+        refusal: &str,
+    ) -> Result<ReviewDecision, ToolError> {
+        let turn = &inv.turn;
+        if turn.approval_policy == AskForApproval::Never {
+            return Err(ToolError::RespondToModel(format!(
+                "{refusal}: {reason}, and the approval policy is `never`, so nobody can approve it."
+            )));
+        }
+        let request = ApprovalRequest {
+            id: inv.call.call_id.clone(),
+            call_id: inv.call.call_id.clone(),
+            kind,
+            cwd: turn.cwd.clone(),
+            reason,
+            available_decisions,
+        };
+        Ok(inv
+            .services
+            .approvals
+            .request(&inv.services.events, &turn.turn_id, request, &inv.cancel)
+            .await)
+    }
+
     /// Gets a person's approval (or a cached one). `Ok` means go ahead.
     async fn approve(
         &self,

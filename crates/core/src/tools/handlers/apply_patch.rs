@@ -24,8 +24,8 @@ use osprey_apply_patch::{
 use osprey_config::ApplyPatchToolType;
 use osprey_process::{ExecExpiration, OutputCaps, run_to_completion};
 use osprey_protocol::{
-    ApprovalRequest, ApprovalRequestKind, AskForApproval, EventMsg, FileChangeKind,
-    FileChangeSummary, ItemStatus, ReviewDecision, SandboxPolicy, ThreadItem,
+    ApprovalRequestKind, AskForApproval, EventMsg, FileChangeKind, FileChangeSummary, ItemStatus,
+    ReviewDecision, SandboxPolicy, ThreadItem,
 };
 use osprey_tools::{ApplyPatchArgs, ToolSpec, parse_arguments};
 use std::path::{Path, PathBuf};
@@ -157,37 +157,38 @@ async fn run_patch(
                     .join(", ")
             )
         };
-        if turn.approval_policy == AskForApproval::Never {
-            let message = format!(
-                "The patch was not applied: {reason}, and the approval policy is `never`. Change only files inside the writable roots."
-            );
-            emit_file_change(
+        let decision = inv
+            .services
+            .orchestrator
+            .request_approval(
                 inv,
-                &item_id,
-                changes,
-                ItemStatus::Declined,
-                Some(message.clone()),
-            );
-            return Err(ToolError::RespondToModel(message));
-        }
-        let request = ApprovalRequest {
-            id: inv.call.call_id.clone(),
-            call_id: inv.call.call_id.clone(),
-            kind: ApprovalRequestKind::Patch {
-                changes: changes.clone(),
-            },
-            cwd: cwd.to_path_buf(),
-            reason,
-            available_decisions: vec![
-                ReviewDecision::Approved,
-                ReviewDecision::ApprovedForSession,
-                ReviewDecision::Denied,
-                ReviewDecision::Abort,
-            ],
-        };
-        let decision = approvals
-            .request(&inv.services.events, &turn.turn_id, request, &inv.cancel)
+                ApprovalRequestKind::Patch {
+                    changes: changes.clone(),
+                },
+                reason,
+                vec![
+                    ReviewDecision::Approved,
+                    ReviewDecision::ApprovedForSession,
+                    ReviewDecision::Denied,
+                    ReviewDecision::Abort,
+                ],
+                "The patch was not applied",
+            )
             .await;
+        let decision = match decision {
+            Ok(decision) => decision,
+            Err(refusal) => {
+                let message = format!("{refusal} Change only files inside the writable roots.");
+                emit_file_change(
+                    inv,
+                    &item_id,
+                    changes,
+                    ItemStatus::Declined,
+                    Some(message.clone()),
+                );
+                return Err(ToolError::RespondToModel(message));
+            }
+        };
         match decision {
             ReviewDecision::Approved | ReviewDecision::ApprovedExecpolicyAmendment { .. } => {}
             ReviewDecision::ApprovedForSession => {

@@ -13,8 +13,8 @@ use crate::tools::registry::ToolHandler;
 use async_trait::async_trait;
 use osprey_mcp::{McpConnectionManager, ModelOutput, ResourceToolCall, resource_output_for_model};
 use osprey_protocol::{
-    ApprovalRequest, ApprovalRequestKind, AskForApproval, EventMsg, ItemStatus, McpCallResult,
-    ReviewDecision, ThreadItem,
+    ApprovalRequestKind, AskForApproval, EventMsg, ItemStatus, McpCallResult, ReviewDecision,
+    ThreadItem,
 };
 use osprey_tools::{JsonSchema, ToolSpec};
 use serde_json::Value;
@@ -98,36 +98,34 @@ impl ToolHandler for McpToolHandler {
                 "the approval policy is `untrusted`, and an MCP tool may change anything"
                     .to_string()
             };
-            if turn.approval_policy == AskForApproval::Never {
-                let message = format!(
-                    "The tool {server}/{tool} was not called: {reason}, and the approval policy is `never`."
-                );
-                inv.emit(EventMsg::ItemCompleted {
-                    item: item(ItemStatus::Declined, None, Some(message.clone())),
-                });
-                return Err(ToolError::RespondToModel(message));
-            }
-            let request = ApprovalRequest {
-                id: inv.call.call_id.clone(),
-                call_id: inv.call.call_id.clone(),
-                kind: ApprovalRequestKind::McpTool {
-                    server: server.clone(),
-                    tool: tool.clone(),
-                    arguments: shown_arguments.clone(),
-                },
-                cwd: turn.cwd.clone(),
-                reason,
-                available_decisions: vec![
-                    ReviewDecision::Approved,
-                    ReviewDecision::Denied,
-                    ReviewDecision::Abort,
-                ],
-            };
             let decision = inv
                 .services
-                .approvals
-                .request(&inv.services.events, &turn.turn_id, request, &inv.cancel)
+                .orchestrator
+                .request_approval(
+                    &inv,
+                    ApprovalRequestKind::McpTool {
+                        server: server.clone(),
+                        tool: tool.clone(),
+                        arguments: shown_arguments.clone(),
+                    },
+                    reason,
+                    vec![
+                        ReviewDecision::Approved,
+                        ReviewDecision::Denied,
+                        ReviewDecision::Abort,
+                    ],
+                    &format!("The tool {server}/{tool} was not called"),
+                )
                 .await;
+            let decision = match decision {
+                Ok(decision) => decision,
+                Err(refusal) => {
+                    inv.emit(EventMsg::ItemCompleted {
+                        item: item(ItemStatus::Declined, None, Some(refusal.to_string())),
+                    });
+                    return Err(refusal);
+                }
+            };
             match decision {
                 ReviewDecision::Denied => {
                     let message = format!("The user declined the call to {server}/{tool}.");
