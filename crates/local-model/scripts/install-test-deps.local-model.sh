@@ -37,6 +37,8 @@ PY
     if [ "$(stat -c %s "$local_model_tmp/model.gguf")" = "$LOCAL_MODEL_SIZE" ] \
        && echo "$LOCAL_MODEL_SHA256  $local_model_tmp/model.gguf" | sha256sum -c --quiet - >&2; then
       mv "$local_model_tmp/model.gguf" "$local_model"
+      # The marker fetch_model reads to skip re-hashing a verified cache file.
+      echo "$LOCAL_MODEL_SHA256 $LOCAL_MODEL_SIZE $(stat -c %Y "$local_model")" > "$local_model.verified"
     else
       echo "install-test-deps: the assembled local model does not match the pinned size/SHA-256; not installed" >&2
     fi

