@@ -345,6 +345,7 @@ impl Engine<'_> {
         };
 
         let vocab = self.model.vocab();
+        let mut greedy = LlamaSampler::greedy();
         let mut bytes: Vec<u8> = Vec::new();
         let mut text = String::new();
         let mut mode = Mode::Undecided;
@@ -354,7 +355,7 @@ impl Engine<'_> {
             if job.events.is_closed() {
                 return Ok(());
             }
-            let token = pick(&self.ctx, grammar.as_mut(), vocab.eos());
+            let token = pick(&self.ctx, &mut greedy, grammar.as_mut(), vocab.eos());
             if vocab.is_eog(token) {
                 break;
             }
@@ -605,24 +606,21 @@ fn send_delta(job: &Job, delta: String) -> Result<(), ()> {
 
 /// Greedy choice; with a grammar, the best token the grammar admits (checking the
 /// unconstrained best first, which is almost always admitted and far cheaper).
-fn pick(ctx: &LlamaContext<'_>, grammar: Option<&mut LlamaSampler>, eos: LlamaToken) -> LlamaToken {
-    let logits = ctx.get_logits_ith(-1);
-    let best = argmax(logits.iter().copied().enumerate());
+fn pick(
+    ctx: &LlamaContext<'_>,
+    greedy: &mut LlamaSampler,
+    grammar: Option<&mut LlamaSampler>,
+    eos: LlamaToken,
+) -> LlamaToken {
+    // The arg-max over the ~152k logits runs in llama.cpp's optimised code.
+    let best = greedy.sample(ctx, -1);
     let Some(grammar) = grammar else {
-        return LlamaToken::new(best as i32);
+        return best;
     };
-    let logit = logits.get(best).copied().unwrap_or(0.0);
-    let mut single = LlamaTokenDataArray::new(
-        vec![LlamaTokenData::new(
-            LlamaToken::new(best as i32),
-            logit,
-            0.0,
-        )],
-        false,
-    );
+    let mut single = LlamaTokenDataArray::new(vec![LlamaTokenData::new(best, 0.0, 0.0)], false);
     single.apply_sampler(grammar);
     if single.data.first().is_some_and(|d| d.logit().is_finite()) {
-        return LlamaToken::new(best as i32);
+        return best;
     }
     let mut all = LlamaTokenDataArray::from_iter(ctx.candidates_ith(-1), false);
     all.apply_sampler(grammar);
@@ -634,14 +632,6 @@ fn pick(ctx: &LlamaContext<'_>, grammar: Option<&mut LlamaSampler>, eos: LlamaTo
         .map(LlamaTokenData::id);
     // No admissible token at all cannot happen with a well-formed grammar; end the turn.
     best.unwrap_or(eos)
-}
-
-fn argmax(values: impl Iterator<Item = (usize, f32)>) -> usize {
-    values
-        .fold((0usize, f32::NEG_INFINITY), |acc, (i, v)| {
-            if v > acc.1 { (i, v) } else { acc }
-        })
-        .0
 }
 
 fn common_prefix(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
@@ -708,8 +698,7 @@ mod tests {
     }
 
     #[test]
-    fn argmax_and_common_prefix() {
-        assert_eq!(argmax([1.0, 3.0, 2.0].into_iter().enumerate()), 1);
+    fn common_prefix_counts_equal_leading_tokens() {
         let t = |v: &[i32]| v.iter().map(|i| LlamaToken::new(*i)).collect::<Vec<_>>();
         assert_eq!(common_prefix(&t(&[1, 2, 3]), &t(&[1, 2, 4, 5])), 2);
         assert_eq!(common_prefix(&t(&[]), &t(&[1])), 0);
