@@ -109,32 +109,25 @@ async fn run_turn_inner(
                 return;
             }
         };
+        let fail = |error: ModelError, usage: TokenUsage| {
+            events.emit(
+                Some(&turn_id),
+                EventMsg::TurnFailed {
+                    error: error.to_wire(),
+                    usage,
+                },
+            );
+        };
         let (items, usage) = match sampled {
             Ok(ok) => ok,
             Err(ModelError::ContextWindowExceeded { .. }) if !compacted_for_overflow => {
                 compacted_for_overflow = true;
                 if let Err(error) = crate::compact::compact(session, &turn).await {
-                    events.emit(
-                        Some(&turn_id),
-                        EventMsg::TurnFailed {
-                            error: error.to_wire(),
-                            usage: turn_usage,
-                        },
-                    );
-                    return;
+                    return fail(error, turn_usage);
                 }
                 continue;
             }
-            Err(error) => {
-                events.emit(
-                    Some(&turn_id),
-                    EventMsg::TurnFailed {
-                        error: error.to_wire(),
-                        usage: turn_usage,
-                    },
-                );
-                return;
-            }
+            Err(error) => return fail(error, turn_usage),
         };
         if let Some(usage) = usage {
             turn_usage.add(&usage);
@@ -185,14 +178,7 @@ async fn run_turn_inner(
             && !cancel.is_cancelled()
             && let Err(error) = crate::compact::compact(session, &turn).await
         {
-            events.emit(
-                Some(&turn_id),
-                EventMsg::TurnFailed {
-                    error: error.to_wire(),
-                    usage: turn_usage,
-                },
-            );
-            return;
+            return fail(error, turn_usage);
         }
         if outcome.fatal.is_some() {
             events.emit(
