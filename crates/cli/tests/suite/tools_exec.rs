@@ -345,3 +345,36 @@ async fn read_only_sandbox_blocks_a_write_and_says_so() {
     assert_eq!(done["status"], "failed");
     server.verify();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_running_command_streams_item_updates() {
+    let server = MockModelServer::start(vec![
+        call(
+            "call_1",
+            "shell_command",
+            json!({"command": "echo first; sleep 1.5; echo second", "login": false}),
+        ),
+        answer("ok"),
+    ])
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    home.write_config("tools.shell_type = \"shell_command\"\n");
+    let repo = temp_git_repo();
+    let out = osprey_async(&home, repo.path(), &["exec", "--json", "slow"], "").await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let events = jsonl(&out);
+    let update = events
+        .iter()
+        .find(|e| e["type"] == "item.updated" && e["item"]["type"] == "command_execution")
+        .expect("an update while the command runs");
+    assert_eq!(update["item"]["status"], "in_progress");
+    assert!(
+        update["item"]["aggregated_output"]
+            .as_str()
+            .unwrap()
+            .starts_with("first\n")
+    );
+    let done = &completed_commands(&events)[0];
+    assert_eq!(done["aggregated_output"], "first\nsecond\n");
+    server.verify();
+}

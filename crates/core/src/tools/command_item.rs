@@ -1,6 +1,8 @@
 //! Command items: what front ends see of a command the agent runs.
 
 use super::context::ToolInvocation;
+use crate::events::EventEmitter;
+use osprey_protocol::TurnId;
 use osprey_protocol::{CommandSource, EventMsg, ItemStatus, ThreadItem};
 use std::path::PathBuf;
 
@@ -47,9 +49,17 @@ impl CommandItem {
     }
 
     pub fn updated(&self, inv: &ToolInvocation, output: &str) {
-        inv.emit(EventMsg::ItemUpdated {
-            item: self.item(output, None, ItemStatus::InProgress, None),
-        });
+        self.updated_via(&inv.services.events, &inv.turn.turn_id, output);
+    }
+
+    /// [`CommandItem::updated`] from places that hold only the emitter (output callbacks).
+    pub fn updated_via(&self, events: &EventEmitter, turn_id: &TurnId, output: &str) {
+        events.emit(
+            Some(turn_id),
+            EventMsg::ItemUpdated {
+                item: self.item(output, None, ItemStatus::InProgress, None),
+            },
+        );
     }
 
     pub fn completed(

@@ -67,13 +67,18 @@ pub async fn run_one_shot(inv: &ToolInvocation, shot: OneShot) -> Result<ToolOut
             }
             let events = services.events.clone();
             let turn_id = inv.turn.turn_id.clone();
-            let item_id = item.id.clone();
+            let sink_item = item.clone();
+            let mut progress = OutputProgress::default();
             let sink = OutputSink::callback(move |bytes: &[u8]| {
+                let chunk = String::from_utf8_lossy(bytes).into_owned();
+                if let Some(so_far) = progress.push(&chunk) {
+                    sink_item.updated_via(&events, &turn_id, so_far);
+                }
                 events.emit(
                     Some(&turn_id),
                     EventMsg::CommandOutputDelta {
-                        item_id: item_id.clone(),
-                        chunk: String::from_utf8_lossy(bytes).into_owned(),
+                        item_id: sink_item.id.clone(),
+                        chunk,
                     },
                 );
             });
@@ -144,6 +149,40 @@ pub async fn run_one_shot(inv: &ToolInvocation, shot: OneShot) -> Result<ToolOut
         images: Vec::new(),
         success: outcome.success(),
     })
+}
+
+/// Output gathered while a command runs, for `item.updated` events on long runs: at most one
+/// update a second, carrying the last [`PROGRESS_TAIL_BYTES`] of output.
+#[derive(Default)]
+struct OutputProgress {
+    tail: String,
+    last_update: Option<std::time::Instant>,
+    started: Option<std::time::Instant>,
+}
+
+const PROGRESS_TAIL_BYTES: usize = 64 * 1024;
+const PROGRESS_INTERVAL: Duration = Duration::from_secs(1);
+
+impl OutputProgress {
+    /// Adds a chunk; returns the output so far when an update is due.
+    fn push(&mut self, chunk: &str) -> Option<&str> {
+        let now = std::time::Instant::now();
+        let started = *self.started.get_or_insert(now);
+        self.tail.push_str(chunk);
+        if self.tail.len() > PROGRESS_TAIL_BYTES {
+            let mut cut = self.tail.len() - PROGRESS_TAIL_BYTES;
+            while !self.tail.is_char_boundary(cut) {
+                cut += 1;
+            }
+            self.tail.replace_range(..cut, "");
+        }
+        let since = self.last_update.unwrap_or(started);
+        if now.duration_since(since) >= PROGRESS_INTERVAL {
+            self.last_update = Some(now);
+            return Some(&self.tail);
+        }
+        None
+    }
 }
 
 /// The line that tells the model the sandbox, not the command, caused a failure.
