@@ -213,6 +213,10 @@ impl ConfigBuilder {
                 profile: profile_name,
                 add_dirs: &self.overrides.add_dirs,
                 requirements,
+                openai_key_present: self
+                    .env
+                    .get_non_empty(crate::env_vars::OPENAI_API_KEY)
+                    .is_some(),
             },
             &mut warnings,
         )?;

@@ -11,7 +11,8 @@ use crate::layers::{Layer, location_of, origin, rank_of};
 use crate::mcp::McpServerConfig;
 use crate::paths::absolute;
 use crate::provider::{
-    LMSTUDIO_PROVIDER_ID, ModelProviderInfo, OLLAMA_PROVIDER_ID, OPENAI_PROVIDER_ID,
+    LMSTUDIO_PROVIDER_ID, LOCAL_MODEL_NAME, LOCAL_PROVIDER_ID, ModelProviderInfo,
+    OLLAMA_PROVIDER_ID, OPENAI_PROVIDER_ID,
 };
 use crate::requirements::ConfigRequirements;
 use crate::schema::{ApplyPatchSetting, ConfigToml};
@@ -135,6 +136,9 @@ pub(crate) struct ResolveInputs<'a> {
     pub profile: Option<String>,
     pub add_dirs: &'a [PathBuf],
     pub requirements: ConfigRequirements,
+    /// Whether `OPENAI_API_KEY` is set: without it and without a configured provider, the
+    /// embedded local model is used.
+    pub openai_key_present: bool,
 }
 
 fn key(path: &[&str]) -> Vec<String> {
@@ -150,10 +154,27 @@ impl Config {
         let layers = inputs.layers;
         let cwd = inputs.cwd;
 
-        let model = toml
-            .model
-            .clone()
-            .unwrap_or_else(|| DEFAULT_MODEL.to_owned());
+        // No provider anywhere and no OpenAI key: the embedded model, so a fresh machine works.
+        let implicit_local = toml.model_provider.is_none() && !inputs.openai_key_present;
+        if implicit_local {
+            toml.model_provider = Some(LOCAL_PROVIDER_ID.to_owned());
+            warnings.push(ConfigWarning {
+                location: Location::new(ConfigSource::Default),
+                key: "model_provider".to_owned(),
+                message: "no model provider is configured and OPENAI_API_KEY is not set, so \
+                          the embedded local model runs (Qwen2.5-Coder-1.5B on the CPU: slow, \
+                          and far weaker than hosted models). To use a hosted model, export \
+                          OPENAI_API_KEY or set `model_provider` in config.toml."
+                    .to_owned(),
+            });
+        }
+        let model = toml.model.clone().unwrap_or_else(|| {
+            if toml.model_provider.as_deref() == Some(LOCAL_PROVIDER_ID) {
+                LOCAL_MODEL_NAME.to_owned()
+            } else {
+                DEFAULT_MODEL.to_owned()
+            }
+        });
         let model_providers: BTreeMap<String, ModelProviderInfo> =
             std::mem::take(&mut toml.model_providers)
                 .into_iter()

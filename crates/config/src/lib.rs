@@ -65,8 +65,8 @@ pub use paths::{
     CONFIG_FILE_NAME, PROJECT_CONFIG_DIR, REQUIREMENTS_FILE_NAME, find_osprey_home, project_root,
 };
 pub use provider::{
-    LMSTUDIO_PROVIDER_ID, ModelProviderInfo, OLLAMA_PROVIDER_ID, OPENAI_DEFAULT_BASE_URL,
-    OPENAI_PROVIDER_ID, WireApi, built_in_providers,
+    LMSTUDIO_PROVIDER_ID, LOCAL_MODEL_NAME, LOCAL_PROVIDER_ID, ModelProviderInfo,
+    OLLAMA_PROVIDER_ID, OPENAI_DEFAULT_BASE_URL, OPENAI_PROVIDER_ID, WireApi, built_in_providers,
 };
 pub use requirements::{ConfigRequirements, RequirementsFile, SYSTEM_REQUIREMENTS_PATH};
 pub use types::{

@@ -85,6 +85,11 @@ impl ModelProviderInfo {
     }
 }
 
+/// Id of the embedded local model (crate `osprey-local-model`): no URL, no key.
+pub const LOCAL_PROVIDER_ID: &str = "local";
+/// The model name of the embedded local model.
+pub const LOCAL_MODEL_NAME: &str = "qwen2.5-coder-1.5b-instruct-q4_k_m";
+
 /// Id of the built-in OpenAI provider (the default `model_provider`).
 pub const OPENAI_PROVIDER_ID: &str = "openai";
 /// Id of the built-in Ollama provider (the default `oss_provider`).
@@ -142,7 +147,21 @@ pub fn built_in_providers(env: &EnvSnapshot) -> BTreeMap<String, ModelProviderIn
         "http://localhost:1234/v1",
         WireApi::Chat,
     );
-    [openai, ollama, lmstudio]
+    let local = ModelProviderInfo {
+        id: LOCAL_PROVIDER_ID.to_owned(),
+        name: "Osprey local model (Qwen2.5-Coder-1.5B on the CPU)".to_owned(),
+        base_url: None,
+        env_key: None,
+        env_key_instructions: None,
+        wire_api: WireApi::Responses,
+        http_headers: BTreeMap::new(),
+        env_http_headers: BTreeMap::new(),
+        query_params: BTreeMap::new(),
+        request_max_retries: Some(0),
+        stream_max_retries: Some(0),
+        stream_idle_timeout_ms: None,
+    };
+    [openai, ollama, lmstudio, local]
         .into_iter()
         .map(|p| (p.id.clone(), p))
         .collect()

@@ -151,7 +151,7 @@ fn unknown_provider_names_the_known_ones_and_where_it_was_set() {
     assert_eq!(
         err.to_string(),
         format!(
-            "{}:2:1: unknown model provider \"azure\"; known providers: lmstudio, ollama, openai",
+            "{}:2:1: unknown model provider \"azure\"; known providers: lmstudio, local, ollama, openai",
             fx.user_path().display()
         )
     );

@@ -30,7 +30,13 @@ impl Fixture {
         std::fs::create_dir_all(&home).unwrap();
         std::fs::create_dir_all(repo.join(".git")).unwrap();
         std::fs::create_dir_all(&cwd).unwrap();
-        let env = EnvSnapshot::from_pairs([("OSPREY_HOME", home.to_str().unwrap())]);
+        // An OpenAI key is present, so the default provider is `openai` (without one and
+        // without a configured provider, the embedded local model is chosen; see
+        // providers.rs).
+        let env = EnvSnapshot::from_pairs([
+            ("OSPREY_HOME", home.to_str().unwrap()),
+            ("OPENAI_API_KEY", "sk-test"),
+        ]);
         Self {
             _dir: dir,
             home,

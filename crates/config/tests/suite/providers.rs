@@ -113,3 +113,25 @@ fn explicit_provider_option_beats_oss() {
     let c = fx.build_with(&[], overrides).unwrap().config;
     assert_eq!(c.model_provider_id, "lmstudio");
 }
+
+#[test]
+fn without_a_provider_or_an_openai_key_the_local_model_is_used_and_said_so() {
+    let mut fx = Fixture::new();
+    fx.env = osprey_config::EnvSnapshot::from_pairs([("OSPREY_HOME", fx.home.to_str().unwrap())]);
+    let loaded = fx.build().unwrap();
+    assert_eq!(loaded.config.model_provider_id, "local");
+    assert_eq!(loaded.config.model, osprey_config::LOCAL_MODEL_NAME);
+    assert!(!loaded.config.model_provider.requires_api_key());
+    let warning = loaded
+        .warnings
+        .iter()
+        .find(|w| w.key == "model_provider")
+        .expect("one line says the local model runs");
+    assert!(warning.message.contains("OPENAI_API_KEY"), "{warning}");
+
+    // A configured provider is used as configured, key or not.
+    fx.write_user("model_provider = \"openai\"\n");
+    let loaded = fx.build().unwrap();
+    assert_eq!(loaded.config.model_provider_id, "openai");
+    assert!(loaded.warnings.iter().all(|w| w.key != "model_provider"));
+}
