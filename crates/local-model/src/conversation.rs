@@ -69,10 +69,13 @@ pub fn system_message(tools: &[ToolDef]) -> ChatMessage {
          (the function name) and \"arguments\" (an object of the arguments), placed \
          between <tool_call> and </tool_call> tags, and nothing else.\n\
          Rules:\n\
-         - To create or change a file, write its complete content with write_file.\n\
-         - To run a program or command, use the shell tool and read its output.\n\
+         - Do the work yourself with the tools; never tell the user how to do it.\n\
+         - Create every file the task names, one write_file call per file with its complete \
+         content, before running anything.\n\
+         - To run a program or command, use the shell tool and read its output. If it fails, \
+         fix the cause with another tool call.\n\
          - Never repeat a call that already succeeded. When everything asked is done, \
-         reply in plain text without a tool call.\n",
+         reply with one short sentence and no tool call.\n",
     );
     ChatMessage::new("system", text)
 }

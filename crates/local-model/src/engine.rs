@@ -349,6 +349,8 @@ impl Engine<'_> {
         let mut bytes: Vec<u8> = Vec::new();
         let mut text = String::new();
         let mut mode = Mode::Undecided;
+        // Whether a message item was announced (OutputItemAdded) and streamed.
+        let mut announced = false;
         let mut generated = 0usize;
         let gen_started = Instant::now();
         while generated < max_out {
@@ -386,15 +388,16 @@ impl Engine<'_> {
                         {
                             return Ok(());
                         }
+                        announced = true;
                         Mode::Message
                     };
                     if mode == Mode::Message {
                         let delta = text.trim_start().to_string();
-                        if send_delta(job, delta).is_err() {
+                        if stream_line(job, &delta, &mut mode).is_err() {
                             return Ok(());
                         }
                     }
-                } else if mode == Mode::Message && send_delta(job, piece).is_err() {
+                } else if mode == Mode::Message && stream_line(job, &piece, &mut mode).is_err() {
                     return Ok(());
                 }
             }
@@ -407,7 +410,7 @@ impl Engine<'_> {
         stats.generated_tokens = generated;
         stats.generation_ms = gen_started.elapsed().as_secs_f64() * 1000.0;
 
-        self.finish(job, &tools, &text, mode == Mode::Message, stats)
+        self.finish(job, &tools, &text, announced, stats)
     }
 
     /// Brings sequence 0 to `tokens`, reusing the common prefix with what is cached, and the
@@ -593,6 +596,22 @@ fn send(job: &Job, event: ResponseEvent) -> Result<(), ModelError> {
     // A closed channel means the caller dropped the stream: nothing more to do.
     let _ = job.events.blocking_send(Ok(event));
     Ok(())
+}
+
+/// Streams the text of the message line; at its end (a newline, after which the grammar
+/// admits only a call) streaming stops and the rest is held back for parsing.
+fn stream_line(job: &Job, piece: &str, mode: &mut Mode) -> Result<(), ()> {
+    let (shown, ended) = match piece.find('\n') {
+        Some(i) => (piece.get(..i).unwrap_or_default(), true),
+        None => (piece, false),
+    };
+    if ended {
+        *mode = Mode::Call;
+    }
+    if shown.is_empty() {
+        return Ok(());
+    }
+    send_delta(job, shown.to_string())
 }
 
 fn send_delta(job: &Job, delta: String) -> Result<(), ()> {

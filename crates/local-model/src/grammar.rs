@@ -109,19 +109,23 @@ pub fn tools_grammar(tools: &[ToolDef]) -> String {
         calls.push(format!("call{i}"));
     }
     let mut out = String::new();
-    // A message may not open like a call or a JSON document: that pushes the model to the
-    // tagged form instead of fenced or bare JSON.
-    out.push_str("message ::= [^<{`\\x00-\\x20] [^\\x00]*\n");
     if calls.is_empty() {
+        out.push_str("message ::= [^\\x00]+\n");
         out.push_str("root ::= message\n");
     } else {
+        // With tools, a reply is a call, or one line of text optionally followed by a call.
+        // The line may not open like a call or a JSON document (that pushes the model to the
+        // tagged form); once it ends, only a call may follow. Small models otherwise narrate
+        // a fenced shell block for the user instead of calling the tool.
+        out.push_str("line ::= [^<{`\\x00-\\x20] [^\\n\\x00]*\n");
         let _ = writeln!(
             out,
-            "root ::= message | {} ({}) {}",
+            "call ::= {} ({}) {}",
             literal(CALL_OPEN),
             calls.join(" | "),
             literal(CALL_CLOSE)
         );
+        out.push_str("root ::= call | line (\"\\n\"+ call)?\n");
     }
     out.push_str(&rules);
     out.push_str(PRIMITIVES);
@@ -396,7 +400,7 @@ mod tests {
     fn grammar_names_each_tool_once_and_has_a_root() {
         let g = tools_grammar(&tools());
         assert!(
-            g.contains("root ::= message | \"<tool_call>\\n\" (call0 | call1) \"\\n</tool_call>\""),
+            g.contains("call ::= \"<tool_call>\\n\" (call0 | call1) \"\\n</tool_call>\""),
             "{g}"
         );
         assert_eq!(
@@ -408,6 +412,7 @@ mod tests {
         assert!(!g.contains("apply_patch"));
         // Optional members come after the required ones.
         assert!(g.contains("\"\\\"command\\\": \" \"[\" ( jstring ( \", \" jstring )* )? \"]\" ( \", \" \"\\\"timeout_ms\\\": \" jint )?"), "{g}");
+        assert!(g.contains("root ::= call | line (\"\\n\"+ call)?"), "{g}");
         assert_eq!(tools_grammar(&[]).lines().nth(1), Some("root ::= message"));
     }
 

@@ -50,17 +50,24 @@ async fn shell(args: &str, cwd: &Path) -> (String, Option<i32>) {
     )
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn hello_py_task_completes_offline() {
-    if model_file().is_none() {
-        return;
-    }
+/// What a task run left behind.
+struct Run {
+    work: tempfile::TempDir,
+    transcript: String,
+    commands_ok: usize,
+    seconds: f64,
+    fetch_seconds: f64,
+}
+
+/// Runs `task` with the local model and the two tools until it answers without a call
+/// (at most 8 responses).
+async fn run_task(task: &str) -> Run {
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let started = Instant::now();
     // The model comes through fetch_model, served from the machine cache.
     let path = fetch_model(home.path(), &mut |_| {}).await.unwrap();
-    let fetched = started.elapsed();
+    let fetch_seconds = started.elapsed().as_secs_f64();
     let options = LocalModelOptions::for_home(home.path());
     let adapter = tokio::task::spawn_blocking(move || LocalModelAdapter::new(&path, options))
         .await
@@ -69,7 +76,7 @@ async fn hello_py_task_completes_offline() {
     let mut prompt = Prompt {
         model: "local".into(),
         input: vec![ResponseItem::user_text(format!(
-            "Working directory: {}\nTask: create hello.py that prints hello, then run it",
+            "Working directory: {}\nTask: {task}",
             work.path().display()
         ))],
         tools: vec![osprey_local_model::write_file_spec(), shell_command_spec()],
@@ -117,18 +124,58 @@ async fn hello_py_task_completes_offline() {
             });
         }
     }
+    let seconds = started.elapsed().as_secs_f64();
     eprintln!(
-        "hello.py task: {:.1} s (fetch from the machine cache {:.1} s)\n{transcript}",
-        started.elapsed().as_secs_f64(),
-        fetched.as_secs_f64()
+        "{task}: {seconds:.1} s (fetch from the machine cache {fetch_seconds:.1} s)\n{transcript}"
     );
-    let hello = work.path().join("hello.py");
-    assert!(hello.is_file(), "hello.py was not created:\n{transcript}");
-    let (out, code) = shell(r#"{"command": "python3 hello.py"}"#, work.path()).await;
+    Run {
+        work,
+        transcript,
+        commands_ok,
+        seconds,
+        fetch_seconds,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hello_py_task_completes_offline() {
+    if model_file().is_none() {
+        return;
+    }
+    let run = run_task("create hello.py that prints hello, then run it").await;
+    eprintln!(
+        "hello.py task: {:.1} s (fetch {:.1} s)",
+        run.seconds, run.fetch_seconds
+    );
+    let transcript = &run.transcript;
+    assert!(
+        run.work.path().join("hello.py").is_file(),
+        "hello.py was not created:\n{transcript}"
+    );
+    let (out, code) = shell(r#"{"command": "python3 hello.py"}"#, run.work.path()).await;
     assert_eq!(code, Some(0), "{out}");
     assert!(out.to_lowercase().contains("hello"), "{out}");
     assert!(
-        commands_ok >= 1,
+        run.commands_ok >= 1,
+        "no command ran successfully:\n{transcript}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn add_function_with_a_passing_test() {
+    if model_file().is_none() {
+        return;
+    }
+    let run = run_task(
+        "create add.py with a function add(a, b) that returns a + b, and test_add.py that \
+         imports it and asserts add(2, 3) == 5; then run python3 test_add.py",
+    )
+    .await;
+    let transcript = &run.transcript;
+    let (out, code) = shell(r#"{"command": "python3 test_add.py && python3 -c 'from add import add; assert add(40, 2) == 42'"}"#, run.work.path()).await;
+    assert_eq!(code, Some(0), "{out}\n{transcript}");
+    assert!(
+        run.commands_ok >= 1,
         "no command ran successfully:\n{transcript}"
     );
 }
