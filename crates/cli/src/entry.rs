@@ -140,3 +140,24 @@ pub fn mcp_command(cli: osprey_mcp::McpCli) -> i32 {
         }
     }
 }
+
+/// `osprey model fetch|serve`.
+pub async fn model_command(cli: osprey_local_model::ModelCli) -> i32 {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("."));
+    let env = osprey_config::EnvSnapshot::from_process();
+    let home = match osprey_config::find_osprey_home(&env, &cwd) {
+        Ok(home) => home,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "Error: {e}");
+            return 1;
+        }
+    };
+    let mut out = std::io::stderr();
+    match osprey_local_model::run_model_command(cli, &home, &mut out).await {
+        Ok(()) => 0,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "Error: {e}");
+            1
+        }
+    }
+}

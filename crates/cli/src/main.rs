@@ -36,6 +36,8 @@ enum Command {
     Mcp(osprey_mcp::McpCli),
     /// Serve Osprey as an MCP server over stdio (for other agents).
     McpServer,
+    /// The embedded local model: `fetch` it, or `serve` it as an OpenAI-compatible server.
+    Model(osprey_local_model::ModelCli),
     /// Recorded sessions.
     Sessions {
         #[command(subcommand)]
@@ -74,6 +76,7 @@ fn main() -> ExitCode {
         Command::Sandbox(args) => entry::block_on(entry::sandbox_command(args)),
         Command::Sessions { command } => sessions::run(command),
         Command::Mcp(cli) => entry::mcp_command(cli),
+        Command::Model(cli) => entry::block_on(entry::model_command(cli)),
         Command::McpServer => entry::block_on(osprey_mcp_server::run_main(VERSION)),
     };
     exit_code(code)

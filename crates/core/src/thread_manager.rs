@@ -114,7 +114,7 @@ impl ThreadManager {
             .clone()
             .unwrap_or_else(|| DEFAULT_BASE_INSTRUCTIONS.to_string());
         // Fail on the provider before a session file exists.
-        let model = self.model_client(&config)?;
+        let model = self.model_client(&config).await?;
         let recorder = if self.ephemeral {
             None
         } else {
@@ -160,7 +160,7 @@ impl ThreadManager {
         config: Config,
         rollout: &Path,
     ) -> Result<Arc<OspreyThread>, CoreError> {
-        let model = self.model_client(&config)?;
+        let model = self.model_client(&config).await?;
         let (recorder, contents) = if self.ephemeral {
             (None, osprey_rollout::read_rollout(rollout)?)
         } else {
@@ -237,7 +237,19 @@ impl ThreadManager {
         self.resume_thread(config, &path).await
     }
 
-    fn model_client(&self, config: &Config) -> Result<ModelClient, CoreError> {
+    async fn model_client(&self, config: &Config) -> Result<ModelClient, CoreError> {
+        if config.model_provider_id == osprey_config::LOCAL_PROVIDER_ID {
+            // The embedded model: loaded in-process (seconds), on a blocking thread.
+            let path = osprey_local_model::model_path(&config.osprey_home);
+            let options = osprey_local_model::LocalModelOptions::for_home(&config.osprey_home);
+            let adapter = tokio::task::spawn_blocking(move || {
+                osprey_local_model::LocalModelAdapter::new(&path, options)
+            })
+            .await
+            .map_err(|e| CoreError::Invalid(format!("loading the local model stopped: {e}")))?
+            .map_err(|e| CoreError::Invalid(e.to_string()))?;
+            return Ok(ModelClient::from_adapter(Arc::new(adapter)));
+        }
         let env = self.env.clone();
         Ok(ModelClient::new(
             config.model_provider.clone(),

@@ -50,6 +50,14 @@ pub struct ExecCli {
     #[arg(long, global = true)]
     pub oss: bool,
 
+    /// Use the embedded local model (provider `local`).
+    #[arg(long, global = true, conflicts_with = "oss")]
+    pub local: bool,
+
+    /// With the local model: fail instead of downloading it when it is missing.
+    #[arg(long, global = true)]
+    pub no_fetch: bool,
+
     /// Do not load exec-policy rules files (`$OSPREY_HOME/rules`, the project's `.osprey/rules`).
     #[arg(long, global = true)]
     pub ignore_rules: bool,

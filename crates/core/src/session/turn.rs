@@ -99,6 +99,7 @@ async fn run_turn_inner(
     let mut turn_usage = TokenUsage::default();
     let mut last_agent_message: Option<String> = None;
     let mut compacted_for_overflow = false;
+    let mut loop_guard = LoopGuard::for_provider(&session.config.model_provider_id);
     loop {
         let prompt = build_prompt(session, &turn);
         let sampled = tokio::select! {
@@ -157,6 +158,34 @@ async fn run_turn_inner(
                 Some(&turn_id),
                 EventMsg::TurnCompleted {
                     last_agent_message,
+                    usage: turn_usage,
+                },
+            );
+            return;
+        }
+        if let Some(name) = loop_guard.repeated(&calls) {
+            // A small model that repeats itself will not get further: stop the turn, answering
+            // the calls so the history stays valid.
+            let outputs: Vec<ResponseItem> = calls
+                .iter()
+                .map(|call| call.output_item(crate::tools::call::ToolOutput::failure(
+                    "not run: this exact call was already made in this turn",
+                )))
+                .collect();
+            session.record(outputs);
+            let message = format!(
+                "Stopped: the model repeated an earlier `{name}` call with the same arguments, so the task may be incomplete."
+            );
+            events.emit(
+                Some(&turn_id),
+                EventMsg::Warning {
+                    message: message.clone(),
+                },
+            );
+            events.emit(
+                Some(&turn_id),
+                EventMsg::TurnCompleted {
+                    last_agent_message: Some(last_agent_message.unwrap_or(message)),
                     usage: turn_usage,
                 },
             );
@@ -375,6 +404,39 @@ async fn sample(
         fault: osprey_model::StreamFault::EndedEarly,
         attempts: 1,
     })
+}
+
+/// Ends a turn of the embedded local model when it repeats a call it already made in the
+/// turn (same tool, same arguments): small models loop instead of finishing. Hosted models
+/// legitimately rerun commands (tests after an edit), so the guard is off for them.
+struct LoopGuard {
+    enabled: bool,
+    seen: std::collections::HashSet<(String, String)>,
+}
+
+impl LoopGuard {
+    fn for_provider(provider_id: &str) -> Self {
+        Self {
+            enabled: provider_id == osprey_config::LOCAL_PROVIDER_ID,
+            seen: Default::default(),
+        }
+    }
+
+    /// The name of a call in `calls` that was already made; remembers the rest.
+    fn repeated(&mut self, calls: &[crate::tools::call::ToolCall]) -> Option<String> {
+        if !self.enabled {
+            return None;
+        }
+        let keys: Vec<(String, String)> = calls
+            .iter()
+            .map(|c| (c.tool_name.clone(), format!("{:?}", c.payload)))
+            .collect();
+        if let Some((name, _)) = keys.iter().find(|k| self.seen.contains(*k)) {
+            return Some(name.clone());
+        }
+        self.seen.extend(keys);
+        None
+    }
 }
 
 /// Maps the model's item ids to our thread item ids while a response streams.

@@ -64,6 +64,9 @@ pub fn build_registry_with_mcp(
 
 /// The built-in tools this configuration enables, in the order they are offered.
 pub fn build_registry(config: &Config) -> ToolRegistry {
+    if config.model_provider_id == osprey_config::LOCAL_PROVIDER_ID {
+        return local_profile();
+    }
     let tools = &config.tools;
     let mut registry = ToolRegistry::default();
     match tools.shell {
@@ -101,5 +104,16 @@ pub fn build_registry(config: &Config) -> ToolRegistry {
     if tools.view_image {
         registry.register(Arc::new(ViewImageHandler));
     }
+    registry
+}
+
+/// The small tool set the embedded local model handles well: whole-file writes instead of
+/// patches, reading, listing, and one-shot commands.
+fn local_profile() -> ToolRegistry {
+    let mut registry = ToolRegistry::default();
+    registry.register(Arc::new(handlers::write_file::WriteFileHandler));
+    registry.register(Arc::new(ReadFileHandler));
+    registry.register(Arc::new(ListDirHandler));
+    registry.register(Arc::new(ShellCommandHandler));
     registry
 }

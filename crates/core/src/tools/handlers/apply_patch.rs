@@ -65,6 +65,15 @@ impl ToolHandler for ApplyPatchHandler {
     }
 }
 
+/// Parses and applies patch text as the `apply_patch` tool would (used by `write_file`).
+pub async fn run_patch_text(
+    inv: &ToolInvocation,
+    text: &str,
+    cwd: &Path,
+) -> Result<ToolOutput, ToolError> {
+    run_patch(inv, parse_patch(text), text, cwd).await
+}
+
 /// If `argv` is an `apply_patch` invocation (also inside `bash -lc`), applies it as the tool
 /// would and returns the output; otherwise `None` and the command runs normally.
 pub async fn intercept_shell_patch(

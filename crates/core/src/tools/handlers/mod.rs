@@ -8,3 +8,4 @@ pub mod one_shot;
 pub mod plan;
 pub mod shell;
 pub mod unified_exec;
+pub mod write_file;

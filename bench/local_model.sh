@@ -7,7 +7,7 @@
 # llama.cpp's own (llama-bench is not available, so its internal perf counters are the
 # baseline, measured in the same run).
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 : "${OSPREY_LOCAL_MODEL:?set OSPREY_LOCAL_MODEL (run: eval \"\$(bash scripts/install-test-deps.sh)\")}"
 # CPU features for the vendored llama.cpp build (see docs/local-model.md).
