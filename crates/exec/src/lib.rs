@@ -296,7 +296,9 @@ async fn ensure_local_model(
         use osprey_local_model::FetchProgress as P;
         let line = match p {
             P::AlreadyPresent { path } => format!("  already present: {}", path.display()),
-            P::FromCache { cache } => format!("  copying from the machine cache {}", cache.display()),
+            P::FromCache { cache } => {
+                format!("  copying from the machine cache {}", cache.display())
+            }
             P::Downloading { parts } => format!("  downloading {parts} parts with pip…"),
             P::Assembling { part, parts } if part == parts || part % 5 == 0 => {
                 format!("  assembling part {part}/{parts}")

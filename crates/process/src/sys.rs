@@ -21,7 +21,10 @@ pub(crate) fn start_in_new_session(cmd: &mut tokio::process::Command, controllin
             if libc::setsid() == -1 {
                 return Err(io::Error::last_os_error());
             }
-            #[allow(clippy::unnecessary_cast, reason = "the request type differs by platform")]
+            #[allow(
+                clippy::unnecessary_cast,
+                reason = "the request type differs by platform"
+            )]
             let request = libc::TIOCSCTTY as _;
             if controlling_tty && libc::ioctl(0, request, 0) == -1 {
                 return Err(io::Error::last_os_error());

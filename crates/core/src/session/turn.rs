@@ -168,9 +168,11 @@ async fn run_turn_inner(
             // the calls so the history stays valid.
             let outputs: Vec<ResponseItem> = calls
                 .iter()
-                .map(|call| call.output_item(crate::tools::call::ToolOutput::failure(
-                    "not run: this exact call was already made in this turn",
-                )))
+                .map(|call| {
+                    call.output_item(crate::tools::call::ToolOutput::failure(
+                        "not run: this exact call was already made in this turn",
+                    ))
+                })
                 .collect();
             session.record(outputs);
             let message = format!(

@@ -57,7 +57,10 @@ impl ToolHandler for WriteFileHandler {
         };
         let patch = match std::fs::read_to_string(&target) {
             Ok(old) if old == args.content => {
-                return Ok(ToolOutput::success(format!("{} already has this content", args.path)));
+                return Ok(ToolOutput::success(format!(
+                    "{} already has this content",
+                    args.path
+                )));
             }
             Ok(old) => replace_patch(&args.path, &old, &args.content),
             Err(_) if target.exists() => {
