@@ -4,6 +4,7 @@ mod compaction;
 mod exec_errors;
 mod exec_turns;
 mod layering;
+mod local_model;
 mod mcp;
 mod policy;
 mod sdk;
