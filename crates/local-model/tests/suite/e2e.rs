@@ -162,6 +162,8 @@ async fn hello_py_task_completes_offline() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "a model-quality task: the 1.5B model passes it only sometimes, so it belongs to \
+            the task-set benchmark (cargo test -- --ignored), not to the CI suite"]
 async fn add_function_with_a_passing_test() {
     if model_file().is_none() {
         return;
