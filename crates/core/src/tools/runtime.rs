@@ -55,9 +55,12 @@ pub async fn run_tool_calls(
                 if cancel.is_cancelled() {
                     return Ok(ToolOutput::failure(ABORTED_OUTPUT));
                 }
+                // Biased: a call that ends because the turn was cancelled (its process was
+                // killed) reports "aborted", not the killed process's output.
                 tokio::select! {
-                    result = registry.dispatch(invocation) => result,
+                    biased;
                     _ = cancel.cancelled() => Ok(ToolOutput::failure(ABORTED_OUTPUT)),
+                    result = registry.dispatch(invocation) => result,
                 }
             }
             .await;
