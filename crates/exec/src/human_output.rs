@@ -119,8 +119,9 @@ impl HumanEventWriter {
             EventMsg::TurnAborted { reason } => {
                 writeln!(
                     err,
-                    "{} turn aborted ({reason:?})",
-                    s.red(&s.bold("ERROR:"))
+                    "{} {}",
+                    s.red(&s.bold("ERROR:")),
+                    crate::json_output::abort_message(*reason)
                 )?;
             }
             EventMsg::Error { error } => {
@@ -211,8 +212,9 @@ impl HumanEventWriter {
             } => {
                 writeln!(
                     err,
-                    "{} {server}/{tool} ({status:?})",
-                    s.magenta(&s.bold("tool"))
+                    "{} {server}/{tool} ({})",
+                    s.magenta(&s.bold("tool")),
+                    crate::json_output::status_str(*status)
                 )?;
                 if let Some(error) = error {
                     writeln!(err, "{}", s.red(error))?;

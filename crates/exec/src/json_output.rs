@@ -47,14 +47,7 @@ impl JsonEventWriter {
             }
             EventMsg::TurnAborted { reason } => {
                 let mut lines = self.close_todo();
-                let message = match reason {
-                    osprey_protocol::AbortReason::Interrupted => "the turn was interrupted",
-                    osprey_protocol::AbortReason::ApprovalAborted => {
-                        "the turn was aborted at an approval request"
-                    }
-                    osprey_protocol::AbortReason::Replaced => "the turn was replaced by a new one",
-                    osprey_protocol::AbortReason::Shutdown => "the session shut down",
-                };
+                let message = abort_message(*reason);
                 lines.push(json!({"type": "turn.failed", "error": {"message": message}}));
                 lines
             }
@@ -196,7 +189,19 @@ fn todo_json(id: &str, items: &[TodoEntry]) -> Value {
     json!({"id": id, "type": "todo_list", "items": items})
 }
 
-fn status_str(status: ItemStatus) -> &'static str {
+/// Why a turn stopped early, in plain words.
+pub(crate) fn abort_message(reason: osprey_protocol::AbortReason) -> &'static str {
+    match reason {
+        osprey_protocol::AbortReason::Interrupted => "the turn was interrupted",
+        osprey_protocol::AbortReason::ApprovalAborted => {
+            "the turn was aborted at an approval request"
+        }
+        osprey_protocol::AbortReason::Replaced => "the turn was replaced by a new one",
+        osprey_protocol::AbortReason::Shutdown => "the session shut down",
+    }
+}
+
+pub(crate) fn status_str(status: ItemStatus) -> &'static str {
     match status {
         ItemStatus::InProgress => "in_progress",
         ItemStatus::Completed => "completed",

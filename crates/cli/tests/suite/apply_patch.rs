@@ -23,7 +23,13 @@ fn file_changes(events: &[Value]) -> Vec<Value> {
 
 async fn run(server: &MockModelServer, repo: &tempfile::TempDir) -> Vec<Value> {
     let home = TempHome::for_server(server, WireApi::Responses);
-    home.write_config("sandbox_mode = \"workspace-write\"\napproval_policy = \"never\"\n");
+    // /tmp and $TMPDIR are writable under workspace-write; these tests put "outside"
+    // directories there, so they exclude them.
+    home.write_config(
+        "sandbox_mode = \"workspace-write\"\napproval_policy = \"never\"\n\
+         sandbox_workspace_write.exclude_slash_tmp = true\n\
+         sandbox_workspace_write.exclude_tmpdir_env_var = true\n",
+    );
     let out = osprey_async(&home, repo.path(), &["exec", "--json", "edit"], "").await;
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     jsonl(&out)

@@ -17,7 +17,9 @@ fn done() -> MockResponse {
 fn home_with(server: &MockModelServer, approval: &str, sandbox: &str) -> TempHome {
     let home = TempHome::for_server(server, WireApi::Responses);
     home.write_config(&format!(
-        "approval_policy = \"{approval}\"\nsandbox_mode = \"{sandbox}\"\n"
+        "approval_policy = \"{approval}\"\nsandbox_mode = \"{sandbox}\"\n\
+         sandbox_workspace_write.exclude_slash_tmp = true\n\
+         sandbox_workspace_write.exclude_tmpdir_env_var = true\n"
     ));
     home
 }

@@ -27,6 +27,7 @@ use osprey_protocol::{
     ApprovalRequestKind, AskForApproval, EventMsg, FileChangeKind, FileChangeSummary, ItemStatus,
     ReviewDecision, SandboxPolicy, ThreadItem,
 };
+use osprey_sandboxing::{FileSystemPolicy, FsAccess};
 use osprey_tools::{ApplyPatchArgs, ToolSpec, parse_arguments};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -142,9 +143,14 @@ async fn run_patch(
     // Approval, keyed by absolute path.
     let turn = &inv.turn;
     let touched: Vec<PathBuf> = verified.touched_paths().to_vec();
+    // The same filesystem policy the sandbox enforces decides what needs asking.
+    let cwd_real = turn.cwd.canonicalize().unwrap_or_else(|_| turn.cwd.clone());
+    let tmpdir = inv.services.env.get("TMPDIR").map(PathBuf::from);
+    let fs_policy =
+        FileSystemPolicy::from_sandbox_policy(&turn.sandbox_policy, &cwd_real, tmpdir.as_deref());
     let outside: Vec<&PathBuf> = touched
         .iter()
-        .filter(|p| !is_writable(&turn.sandbox_policy, &turn.cwd, p))
+        .filter(|p| fs_policy.access(p) != FsAccess::Write)
         .collect();
     let approvals = &inv.services.approvals;
     let all_cached = touched
@@ -341,28 +347,6 @@ const APPLY_PATCH_ROOTS_ENV: &str = osprey_config::env_vars::OSPREY_APPLY_PATCH_
 
 fn patch_key(path: &Path) -> String {
     format!("patch:{}", path.display())
-}
-
-/// Whether the sandbox policy lets commands write `path` (writable roots, minus `.git` and
-/// `.osprey` inside them).
-fn is_writable(policy: &SandboxPolicy, cwd: &Path, path: &Path) -> bool {
-    match policy {
-        SandboxPolicy::DangerFullAccess => true,
-        SandboxPolicy::ReadOnly => false,
-        SandboxPolicy::WorkspaceWrite { writable_roots, .. } => std::iter::once(cwd)
-            .chain(writable_roots.iter().map(PathBuf::as_path))
-            .any(|root| {
-                let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-                path.starts_with(&root)
-                    && !path
-                        .strip_prefix(&root)
-                        .map(|rest| {
-                            rest.components()
-                                .any(|c| matches!(c.as_os_str().to_str(), Some(".git" | ".osprey")))
-                        })
-                        .unwrap_or(true)
-            }),
-    }
 }
 
 fn summaries(verified: &VerifiedPatch) -> Vec<FileChangeSummary> {
