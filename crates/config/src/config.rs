@@ -15,9 +15,10 @@ use crate::provider::{
     OLLAMA_PROVIDER_ID, OPENAI_PROVIDER_ID,
 };
 use crate::requirements::ConfigRequirements;
-use crate::schema::{ApplyPatchSetting, ConfigToml};
+use crate::schema::{ApplyPatchSetting, ConfigToml, LocalModelToml};
 use crate::types::{
-    ApplyPatchToolType, ReasoningSummaryMode, ShellEnvironmentPolicy, ShellToolType, ToolsConfig,
+    ApplyPatchToolType, LocalModelConfig, ReasoningSummaryMode, ShellEnvironmentPolicy,
+    ShellToolType, ToolsConfig,
 };
 
 /// The model used when no layer sets `model`.
@@ -91,6 +92,9 @@ pub struct Config {
     pub project_doc_fallback_filenames: Vec<String>,
 
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
+
+    /// `[local_model]`: the embedded model's settings (used when the provider is `local`).
+    pub local_model: LocalModelConfig,
 
     requirements: ConfigRequirements,
 }
@@ -244,6 +248,12 @@ impl Config {
             mcp_servers.insert(name, server);
         }
 
+        let local_model = resolve_local_model(toml.local_model.take().unwrap_or_default())
+            .map_err(|message| ConfigError::Invalid {
+                location: location_of(layers, &key(&["local_model"])),
+                message,
+            })?;
+
         Ok(Config {
             osprey_home: inputs.osprey_home,
             project_root: inputs.project_root,
@@ -272,10 +282,51 @@ impl Config {
                 .unwrap_or(DEFAULT_PROJECT_DOC_MAX_BYTES),
             project_doc_fallback_filenames: toml.project_doc_fallback_filenames.unwrap_or_default(),
             mcp_servers,
+            local_model,
             requirements,
             cwd,
         })
     }
+}
+
+fn resolve_local_model(raw: LocalModelToml) -> Result<LocalModelConfig, String> {
+    let default = LocalModelConfig::default();
+    let context_tokens = raw.context_tokens.unwrap_or(default.context_tokens);
+    let range = LocalModelConfig::MIN_CONTEXT_TOKENS..=LocalModelConfig::MAX_CONTEXT_TOKENS;
+    if !range.contains(&context_tokens) {
+        return Err(format!(
+            "local_model.context_tokens = {context_tokens} is outside {}..={} (the model was \
+             trained for at most {} tokens)",
+            range.start(),
+            range.end(),
+            range.end()
+        ));
+    }
+    let max_output_tokens = raw.max_output_tokens.unwrap_or(default.max_output_tokens);
+    if max_output_tokens == 0 || max_output_tokens >= context_tokens {
+        return Err(format!(
+            "local_model.max_output_tokens = {max_output_tokens} must be at least 1 and below \
+             local_model.context_tokens ({context_tokens})"
+        ));
+    }
+    if raw.threads == Some(0) {
+        return Err(
+            "local_model.threads = 0: give a thread count of at least 1, or remove the key \
+             to use every core"
+                .to_owned(),
+        );
+    }
+    Ok(LocalModelConfig {
+        context_tokens,
+        threads: raw.threads,
+        max_output_tokens,
+        constrained_decoding: raw
+            .constrained_decoding
+            .unwrap_or(default.constrained_decoding),
+        tool_profile: raw.tool_profile.unwrap_or(default.tool_profile),
+        loop_guard: raw.loop_guard.unwrap_or(default.loop_guard),
+        prefix_cache: raw.prefix_cache.unwrap_or(default.prefix_cache),
+    })
 }
 
 fn sandbox_policy(

@@ -70,7 +70,7 @@ pub use provider::{
 };
 pub use requirements::{ConfigRequirements, RequirementsFile, SYSTEM_REQUIREMENTS_PATH};
 pub use types::{
-    ApplyPatchToolType, CORE_ENV_VARS, DEFAULT_ENV_EXCLUDES, ReasoningSummaryMode,
-    ShellEnvironmentInherit, ShellEnvironmentPolicy, ShellToolType, ToolsConfig, TrustLevel,
-    glob_matches,
+    ApplyPatchToolType, CORE_ENV_VARS, DEFAULT_ENV_EXCLUDES, LocalModelConfig, LocalToolProfile,
+    ReasoningSummaryMode, ShellEnvironmentInherit, ShellEnvironmentPolicy, ShellToolType,
+    ToolsConfig, TrustLevel, glob_matches,
 };

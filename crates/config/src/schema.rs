@@ -16,7 +16,8 @@ use crate::choice::{Choice, Pick};
 use crate::mcp::McpServerToml;
 use crate::provider::WireApi;
 use crate::types::{
-    ApplyPatchToolType, ReasoningSummaryMode, ShellEnvironmentInherit, ShellToolType, TrustLevel,
+    ApplyPatchToolType, LocalToolProfile, ReasoningSummaryMode, ShellEnvironmentInherit,
+    ShellToolType, TrustLevel,
 };
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -52,6 +53,19 @@ pub(crate) struct ConfigToml {
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, McpServerToml>,
     pub oss_provider: Option<String>,
+    pub local_model: Option<LocalModelToml>,
+}
+
+/// `[local_model]` (Osprey's own table; Codex has no embedded model).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub(crate) struct LocalModelToml {
+    pub context_tokens: Option<u32>,
+    pub threads: Option<u32>,
+    pub max_output_tokens: Option<u32>,
+    pub constrained_decoding: Option<bool>,
+    pub tool_profile: Option<LocalToolProfile>,
+    pub loop_guard: Option<bool>,
+    pub prefix_cache: Option<bool>,
 }
 
 /// `[profiles.<name>]`: the keys a profile may set. Its table is merged over the user file.

@@ -18,6 +18,56 @@ choice_enum! {
 }
 
 choice_enum! {
+    /// The tools and instructions the embedded local model gets.
+    pub enum LocalToolProfile {
+        /// `write_file`, `read_file`, `list_dir` and `shell_command`, with compact rules
+        /// written for a small model.
+        Local = "local",
+        /// The configured `[tools]` and Osprey's normal instructions, as a hosted model
+        /// gets them (`apply_patch` as a JSON function tool).
+        Standard = "standard",
+    }
+}
+
+/// `[local_model]`: how the embedded model runs, and its quality aids. Every aid is on by
+/// default; switching one off is for measuring what it is worth.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalModelConfig {
+    /// Context window in tokens (prompt + answer).
+    pub context_tokens: u32,
+    /// CPU threads for inference; `None` uses every core.
+    pub threads: Option<u32>,
+    /// Most tokens in one response.
+    pub max_output_tokens: u32,
+    /// Constrain sampling with a grammar to "a message or a valid call of an offered tool".
+    pub constrained_decoding: bool,
+    pub tool_profile: LocalToolProfile,
+    /// End the turn when the model repeats a call it already made in the turn.
+    pub loop_guard: bool,
+    /// Save and reload the KV state of the fixed prompt prefix under `$OSPREY_HOME/models`.
+    pub prefix_cache: bool,
+}
+
+impl LocalModelConfig {
+    pub const MIN_CONTEXT_TOKENS: u32 = 512;
+    pub const MAX_CONTEXT_TOKENS: u32 = 32768;
+}
+
+impl Default for LocalModelConfig {
+    fn default() -> Self {
+        Self {
+            context_tokens: 8192,
+            threads: None,
+            max_output_tokens: 1536,
+            constrained_decoding: true,
+            tool_profile: LocalToolProfile::Local,
+            loop_guard: true,
+            prefix_cache: true,
+        }
+    }
+}
+
+choice_enum! {
     /// How the `apply_patch` tool is offered to the model.
     pub enum ApplyPatchToolType {
         /// A custom (freeform) tool whose input is the raw patch text.

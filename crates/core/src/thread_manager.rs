@@ -241,7 +241,7 @@ impl ThreadManager {
         if config.model_provider_id == osprey_config::LOCAL_PROVIDER_ID {
             // The embedded model: loaded in-process (seconds), on a blocking thread.
             let path = osprey_local_model::model_path(&config.osprey_home);
-            let options = osprey_local_model::LocalModelOptions::for_home(&config.osprey_home);
+            let options = local_model_options(config);
             let adapter = tokio::task::spawn_blocking(move || {
                 osprey_local_model::LocalModelAdapter::new(&path, options)
             })
@@ -376,5 +376,24 @@ impl ThreadManager {
 
     pub fn get(&self, id: ThreadId) -> Option<Arc<OspreyThread>> {
         self.threads.lock().ok()?.get(&id).cloned()
+    }
+}
+
+/// The embedded model's options from `[local_model]`.
+fn local_model_options(config: &Config) -> osprey_local_model::LocalModelOptions {
+    let settings = &config.local_model;
+    osprey_local_model::LocalModelOptions {
+        context_tokens: settings.context_tokens,
+        threads: settings.threads,
+        max_output_tokens: settings.max_output_tokens,
+        prefix_cache_dir: settings
+            .prefix_cache
+            .then(|| config.osprey_home.join("models")),
+        constrained: settings.constrained_decoding,
+        prompt_style: match settings.tool_profile {
+            osprey_config::LocalToolProfile::Local => osprey_local_model::PromptStyle::Compact,
+            osprey_config::LocalToolProfile::Standard => osprey_local_model::PromptStyle::Client,
+        },
+        loop_guard: settings.loop_guard,
     }
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::fetch::{FetchError, FetchProgress, fetch_model, model_path};
 use crate::serve::{ServeError, serve};
-use crate::{LocalModelAdapter, LocalModelError, LocalModelOptions};
+use crate::{LocalModelAdapter, LocalModelError, LocalModelOptions, PromptStyle};
 
 /// Manage and serve the embedded local model.
 #[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
@@ -23,10 +23,21 @@ pub enum ModelCommand {
     Fetch,
     /// Serve the local model on 127.0.0.1 as an OpenAI-compatible API
     /// (/v1/chat/completions and /v1/responses, streaming).
+    ///
+    /// The server is a plain model endpoint: it keeps the client's own instructions, does
+    /// not stop repeated calls (that is the client's job), and constrains tool calls to the
+    /// offered tools with a grammar.
     Serve {
         /// Port to listen on.
         #[arg(long, default_value_t = 11435)]
         port: u16,
+        /// Context window in tokens (prompt + answer). Harnesses with long instructions
+        /// need more than the agent's 8192; each 1024 tokens cost about 28 MiB of memory.
+        #[arg(long, default_value_t = 32768, value_parser = clap::value_parser!(u32).range(512..=32768))]
+        context_tokens: u32,
+        /// Sample freely instead of constraining tool calls with a grammar.
+        #[arg(long)]
+        unconstrained: bool,
     },
 }
 
@@ -62,13 +73,31 @@ pub async fn run_model_command(
             writeln!(out, "{}", path.display())?;
             Ok(())
         }
-        ModelCommand::Serve { port } => {
+        ModelCommand::Serve {
+            port,
+            context_tokens,
+            unconstrained,
+        } => {
             let path = model_path(home);
-            let options = LocalModelOptions::for_home(home);
+            let options = LocalModelOptions {
+                context_tokens,
+                constrained: !unconstrained,
+                prompt_style: PromptStyle::Client,
+                loop_guard: false,
+                ..LocalModelOptions::for_home(home)
+            };
             let adapter =
                 tokio::task::spawn_blocking(move || LocalModelAdapter::new(&path, options))
                     .await
                     .map_err(|e| ModelCommandError::Join(e.to_string()))??;
+            // One line per request on stderr (RUST_LOG overrides the level).
+            let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("osprey_local_model=info"));
+            let _ = tracing_subscriber::fmt()
+                .with_env_filter(filter)
+                .with_writer(std::io::stderr)
+                .with_ansi(false)
+                .try_init();
             let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
             writeln!(
                 out,
@@ -112,7 +141,16 @@ mod tests {
     #[test]
     fn parses_fetch_and_serve() {
         let Sub::Model(cli) = Top::parse_from(["osprey", "model", "serve", "--port", "9000"]).cmd;
-        assert_eq!(cli.command, ModelCommand::Serve { port: 9000 });
+        assert_eq!(
+            cli.command,
+            ModelCommand::Serve {
+                port: 9000,
+                context_tokens: 32768,
+                unconstrained: false
+            }
+        );
+        let parsed = Top::try_parse_from(["osprey", "model", "serve", "--context-tokens", "100"]);
+        assert!(parsed.is_err(), "a context below 512 tokens is refused");
         let Sub::Model(cli) = Top::parse_from(["osprey", "model", "fetch"]).cmd;
         assert_eq!(cli.command, ModelCommand::Fetch);
     }

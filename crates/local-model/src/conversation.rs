@@ -8,6 +8,11 @@
 //! tool format: assistant calls inside `<tool_call>` tags, results as `<tool_response>`
 //! blocks in a user turn. The system message depends only on the tools, so its KV state
 //! is the reusable prefix (see `prefix_cache`).
+//!
+//! [`PromptStyle::Client`] keeps the client's own instructions instead (the server's mode,
+//! where the model must serve any harness, and the "no local profile" step of the quality
+//! benchmark): the first system message holds the client's instructions and the tool list,
+//! and later developer messages stay in place as system messages.
 
 use osprey_model::Prompt;
 use osprey_protocol::ResponseItem;
@@ -31,6 +36,17 @@ impl ChatMessage {
     }
 }
 
+/// Whose instructions the model sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PromptStyle {
+    /// Our compact rules for a small model; the client's instructions are dropped.
+    #[default]
+    Compact,
+    /// The client's instructions (`Prompt::instructions`, else a leading developer message)
+    /// with the tool list and the call format; other developer messages kept in place.
+    Client,
+}
+
 /// Longest tool result kept in the conversation, in characters; longer ones keep their
 /// head and tail.
 const MAX_TOOL_OUTPUT_CHARS: usize = 4_000;
@@ -48,6 +64,35 @@ pub fn system_message(tools: &[ToolDef]) -> ChatMessage {
         text.push_str("No tools are available: answer in plain text.\n");
         return ChatMessage::new("system", text);
     }
+    push_tool_list(&mut text, tools);
+    text.push_str(
+        "Rules:\n\
+         - Do the work yourself with the tools; never tell the user how to do it.\n\
+         - The project's files are listed between <files> tags. Read a file before you \
+         change it or answer a question about it.\n\
+         - Create every file the task names, one write_file call per file with its complete \
+         content, before running anything.\n\
+         - To run a program or command, use the shell tool and read its output. If it fails, \
+         fix the cause with another tool call.\n\
+         - Never repeat a call that already succeeded. When everything asked is done, \
+         reply with one short sentence and no tool call.\n",
+    );
+    ChatMessage::new("system", text)
+}
+
+/// The system message in [`PromptStyle::Client`]: the client's instructions, then the tool
+/// list and how to call a tool (nothing of our own rules).
+pub fn client_system_message(instructions: &str, tools: &[ToolDef]) -> ChatMessage {
+    let mut text = instructions.trim_end().to_string();
+    if !tools.is_empty() {
+        text.push('\n');
+        push_tool_list(&mut text, tools);
+    }
+    ChatMessage::new("system", text)
+}
+
+/// The tools as JSON signatures inside `<tools>` tags, and the call format in words.
+fn push_tool_list(text: &mut String, tools: &[ToolDef]) {
     text.push_str(
         "\n# Tools\n\nThese functions are available, described by their JSON signatures \
          inside <tools></tools> tags:\n<tools>\n",
@@ -67,17 +112,8 @@ pub fn system_message(tools: &[ToolDef]) -> ChatMessage {
     text.push_str(
         "</tools>\n\nTo call a function, reply with a JSON object holding the keys \"name\" \
          (the function name) and \"arguments\" (an object of the arguments), placed \
-         between <tool_call> and </tool_call> tags, and nothing else.\n\
-         Rules:\n\
-         - Do the work yourself with the tools; never tell the user how to do it.\n\
-         - Create every file the task names, one write_file call per file with its complete \
-         content, before running anything.\n\
-         - To run a program or command, use the shell tool and read its output. If it fails, \
-         fix the cause with another tool call.\n\
-         - Never repeat a call that already succeeded. When everything asked is done, \
-         reply with one short sentence and no tool call.\n",
+         between <tool_call> and </tool_call> tags, and nothing else.\n",
     );
-    ChatMessage::new("system", text)
 }
 
 /// The schema without long descriptions (first sentences only), to keep the prompt short.
@@ -115,16 +151,35 @@ fn first_sentence(text: &str) -> String {
 }
 
 /// The chat messages for `prompt`: the system message, then the history.
-pub fn messages(prompt: &Prompt, tools: &[ToolDef]) -> Vec<ChatMessage> {
-    let mut out = vec![system_message(tools)];
-    for item in &prompt.input {
+pub fn messages(prompt: &Prompt, tools: &[ToolDef], style: PromptStyle) -> Vec<ChatMessage> {
+    let mut input = prompt.input.as_slice();
+    let system = match style {
+        PromptStyle::Compact => system_message(tools),
+        PromptStyle::Client => {
+            let instructions = match (&prompt.instructions, input.first()) {
+                (Some(text), _) => text.clone(),
+                (None, Some(first @ ResponseItem::Message { role, .. }))
+                    if role == "developer" || role == "system" =>
+                {
+                    input = input.get(1..).unwrap_or_default();
+                    first.message_text().unwrap_or_default()
+                }
+                _ => String::new(),
+            };
+            client_system_message(&instructions, tools)
+        }
+    };
+    let mut out = vec![system];
+    for item in input {
         match item {
             ResponseItem::Message { role, .. } => {
                 let text = item.message_text().unwrap_or_default();
                 match role.as_str() {
                     "user" => push(&mut out, "user", text),
                     "assistant" => push(&mut out, "assistant", text),
-                    // Base instructions and other developer/system text: replaced by ours.
+                    // Developer/system text: the client's, kept in client style; replaced
+                    // by our rules in compact style.
+                    _ if style == PromptStyle::Client => push(&mut out, "system", text),
                     _ => {}
                 }
             }
@@ -240,7 +295,7 @@ mod tests {
     fn history_maps_to_qwen_tool_turns() {
         let prompt = fixed_prompt();
         let tools = ToolDef::from_specs(&prompt.tools);
-        let msgs = messages(&prompt, &tools);
+        let msgs = messages(&prompt, &tools, PromptStyle::Compact);
         let roles: Vec<_> = msgs.iter().map(|m| m.role.as_str()).collect();
         assert_eq!(roles, ["system", "user", "assistant", "user"]);
         assert!(
@@ -259,6 +314,32 @@ mod tests {
             msgs[3].content,
             "<tool_response>\nWrote hello.py\n</tool_response>"
         );
+    }
+
+    #[test]
+    fn client_style_keeps_the_clients_instructions() {
+        let mut prompt = fixed_prompt();
+        prompt
+            .input
+            .insert(2, ResponseItem::developer_text("sandbox: read-only"));
+        let tools = ToolDef::from_specs(&prompt.tools);
+        let msgs = messages(&prompt, &tools, PromptStyle::Client);
+        let roles: Vec<_> = msgs.iter().map(|m| m.role.as_str()).collect();
+        assert_eq!(roles, ["system", "user", "system", "assistant", "user"]);
+        assert!(
+            msgs[0]
+                .content
+                .starts_with("very long hosted-model instructions\n\n# Tools")
+        );
+        assert!(msgs[0].content.contains("<tool_call>"));
+        assert!(!msgs[0].content.contains("Rules:"), "{}", msgs[0].content);
+        assert_eq!(msgs[2].content, "sandbox: read-only");
+
+        // The Responses `instructions` field wins, and the leading developer message stays.
+        prompt.instructions = Some("client rules".into());
+        let msgs = messages(&prompt, &tools, PromptStyle::Client);
+        assert!(msgs[0].content.starts_with("client rules\n\n# Tools"));
+        assert_eq!(msgs[1].content, "very long hosted-model instructions");
     }
 
     #[test]

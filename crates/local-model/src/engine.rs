@@ -27,7 +27,7 @@ use osprey_model::{ModelError, Prompt, ResponseEvent};
 use osprey_protocol::{ResponseItem, TokenUsage};
 use tokio::sync::mpsc;
 
-use crate::conversation::{self, ChatMessage};
+use crate::conversation::{self, ChatMessage, PromptStyle};
 use crate::error::LocalModelError;
 use crate::grammar::{ToolDef, tools_grammar};
 use crate::parse::parse_output;
@@ -50,6 +50,10 @@ pub struct LocalModelOptions {
     pub prefix_cache_dir: Option<PathBuf>,
     /// Constrain sampling to "message or valid tool call" with a grammar.
     pub constrained: bool,
+    /// Our compact instructions, or the client's own.
+    pub prompt_style: PromptStyle,
+    /// End a response with a message instead of a call identical to the previous call.
+    pub loop_guard: bool,
 }
 
 impl Default for LocalModelOptions {
@@ -60,6 +64,8 @@ impl Default for LocalModelOptions {
             max_output_tokens: 1536,
             prefix_cache_dir: None,
             constrained: true,
+            prompt_style: PromptStyle::Compact,
+            loop_guard: true,
         }
     }
 }
@@ -305,7 +311,7 @@ impl Engine<'_> {
         stats: &mut Stats,
     ) -> Result<(), ModelError> {
         let tools = ToolDef::from_specs(&job.prompt.tools);
-        let messages = conversation::messages(&job.prompt, &tools);
+        let messages = conversation::messages(&job.prompt, &tools, self.options.prompt_style);
         let full_text = self.render(&messages, true)?;
         let prefix_text = self.render(messages.get(..1).unwrap_or_default(), false)?;
         let tokens = self.tokenize(&full_text);
@@ -533,10 +539,12 @@ impl Engine<'_> {
             parsed.calls.truncate(1);
         }
         let mut message = parsed.text.clone();
-        if let (Some(call), Some((prev_name, prev_args))) = (
-            parsed.calls.first(),
-            conversation::previous_call(&job.prompt),
-        ) {
+        let previous = if self.options.loop_guard {
+            conversation::previous_call(&job.prompt)
+        } else {
+            None
+        };
+        if let (Some(call), Some((prev_name, prev_args))) = (parsed.calls.first(), previous) {
             let args: serde_json::Value =
                 serde_json::from_str(&call.arguments).unwrap_or(serde_json::Value::Null);
             if call.name == prev_name && args == prev_args {

@@ -11,7 +11,7 @@ use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use osprey_model::{ModelError, Prompt};
 
-use crate::conversation;
+use crate::conversation::{self, PromptStyle};
 use crate::engine::{load_backend, render};
 use crate::error::LocalModelError;
 use crate::grammar::ToolDef;
@@ -46,13 +46,14 @@ impl ModelVocab {
         Ok(Self { model, template })
     }
 
-    /// The exact text the model is given for `prompt`, ending with the assistant header.
-    pub fn render(&self, prompt: &Prompt) -> Result<String, ModelError> {
+    /// The exact text the model is given for `prompt` in `style`, ending with the
+    /// assistant header.
+    pub fn render(&self, prompt: &Prompt, style: PromptStyle) -> Result<String, ModelError> {
         let tools = ToolDef::from_specs(&prompt.tools);
         render(
             &self.model,
             &self.template,
-            &conversation::messages(prompt, &tools),
+            &conversation::messages(prompt, &tools, style),
             true,
         )
     }

@@ -42,6 +42,7 @@ pub mod tools;
 
 pub use adapter::LocalModelAdapter;
 pub use cli::{ModelCli, ModelCommand, ModelCommandError, run_model_command};
+pub use conversation::PromptStyle;
 pub use engine::LocalModelOptions;
 pub use error::LocalModelError;
 pub use fetch::{FetchError, FetchProgress, fetch_model, machine_cache_dir, model_path};

@@ -79,6 +79,22 @@ fn server_error(err: &ModelError) -> Response {
     (StatusCode::INTERNAL_SERVER_ERROR, Json(body)).into_response()
 }
 
+/// Logs what a request asks for: enough to see what a client sends.
+fn log_request(endpoint: &str, prompt: &Prompt, stream: bool) {
+    let tools: Vec<&str> = prompt
+        .tools
+        .iter()
+        .filter_map(|t| t.get("name").and_then(Value::as_str))
+        .collect();
+    let instructions = prompt.instructions.as_deref().map_or(0, str::len);
+    tracing::info!(
+        "{endpoint}: {} input items, instructions {instructions} bytes, tools [{}]{}",
+        prompt.input.len(),
+        tools.join(", "),
+        if stream { ", streaming" } else { "" }
+    );
+}
+
 /// The finished parts of one response.
 #[derive(Default)]
 struct Collected {
@@ -220,13 +236,15 @@ async fn chat_completions(
         Ok(p) => p,
         Err(msg) => return bad_request(msg),
     };
+    let streaming = body.get("stream").and_then(Value::as_bool) == Some(true);
+    log_request("/v1/chat/completions", &prompt, streaming);
     let stream = match adapter.stream(&prompt).await {
         Ok(s) => s,
         Err(err) => return server_error(&err),
     };
     let created = now();
     let id = format!("chatcmpl-local-{created}");
-    if body.get("stream").and_then(Value::as_bool) != Some(true) {
+    if !streaming {
         return match collect(stream).await {
             Ok(c) => {
                 let finish = if c.calls.is_empty() {
@@ -351,12 +369,14 @@ async fn responses(
         Ok(p) => p,
         Err(msg) => return bad_request(msg),
     };
+    let streaming = body.get("stream").and_then(Value::as_bool) == Some(true);
+    log_request("/v1/responses", &prompt, streaming);
     let stream = match adapter.stream(&prompt).await {
         Ok(s) => s,
         Err(err) => return server_error(&err),
     };
     let id = format!("resp_local_{}", now());
-    if body.get("stream").and_then(Value::as_bool) != Some(true) {
+    if !streaming {
         return match collect(stream).await {
             Ok(c) => {
                 let mut output = Vec::new();

@@ -70,6 +70,7 @@ pub mod exec_output;
 mod grep_files;
 mod image;
 mod list_dir;
+mod overview;
 mod paths;
 mod plan;
 mod read_file;
@@ -90,6 +91,7 @@ pub use exec_output::{ExecOutputView, ExitView, format_exec_output, new_chunk_id
 pub use grep_files::{DEFAULT_GREP_LIMIT, MAX_GREP_LIMIT, NO_MATCHES, grep_files};
 pub use image::{LoadedImage, load_image_for_model};
 pub use list_dir::{DEFAULT_LIST_DEPTH, DEFAULT_LIST_LIMIT, MAX_LIST_ENTRIES, list_dir};
+pub use overview::project_overview;
 pub use plan::PLAN_UPDATED;
 pub use read_file::{DEFAULT_READ_LIMIT, MAX_LINE_BYTES, read_file};
 pub use spec::{

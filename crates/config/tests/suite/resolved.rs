@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use osprey_config::{
-    ApplyPatchToolType, Config, ConfigOverrides, McpTransport, ShellEnvironmentInherit,
-    ShellToolType, ToolsConfig,
+    ApplyPatchToolType, Config, ConfigOverrides, LocalModelConfig, LocalToolProfile, McpTransport,
+    ShellEnvironmentInherit, ShellToolType, ToolsConfig,
 };
 use osprey_protocol::{ReasoningEffort, SandboxPolicy};
 use pretty_assertions::assert_eq;
@@ -232,4 +232,70 @@ fn for_tests_reads_the_home_and_skips_requirements() {
     let c = Config::for_tests(&fx.home, &fx.cwd).unwrap();
     assert_eq!(c.model, "t");
     assert!(c.requirements().is_empty());
+}
+
+#[test]
+fn local_model_settings_default_to_every_aid_on() {
+    let fx = Fixture::new();
+    let c = fx.build().unwrap().config;
+    assert_eq!(c.local_model, LocalModelConfig::default());
+    assert!(c.local_model.constrained_decoding && c.local_model.loop_guard);
+    assert!(c.local_model.prefix_cache);
+    assert_eq!(c.local_model.tool_profile, LocalToolProfile::Local);
+
+    fx.write_user(
+        "[local_model]\ncontext_tokens = 16384\nthreads = 2\nmax_output_tokens = 800\n\
+         constrained_decoding = false\ntool_profile = \"standard\"\nloop_guard = false\n\
+         prefix_cache = false\n",
+    );
+    let loaded = fx.build().unwrap();
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    assert_eq!(
+        loaded.config.local_model,
+        LocalModelConfig {
+            context_tokens: 16384,
+            threads: Some(2),
+            max_output_tokens: 800,
+            constrained_decoding: false,
+            tool_profile: LocalToolProfile::Standard,
+            loop_guard: false,
+            prefix_cache: false,
+        }
+    );
+}
+
+#[test]
+fn local_model_switches_work_from_the_command_line() {
+    let fx = Fixture::new();
+    let c = fx
+        .build_with(
+            &[
+                "local_model.loop_guard=false",
+                "local_model.tool_profile=standard",
+            ],
+            ConfigOverrides::default(),
+        )
+        .unwrap()
+        .config;
+    assert!(!c.local_model.loop_guard);
+    assert_eq!(c.local_model.tool_profile, LocalToolProfile::Standard);
+}
+
+#[test]
+fn local_model_values_out_of_range_are_located_errors() {
+    let fx = Fixture::new();
+    for (text, needle) in [
+        (
+            "context_tokens = 100",
+            "context_tokens = 100 is outside 512..=32768",
+        ),
+        ("max_output_tokens = 9000", "must be at least 1 and below"),
+        ("threads = 0", "threads = 0"),
+        ("tool_profile = \"tiny\"", "one of `local`, `standard`"),
+    ] {
+        fx.write_user(&format!("[local_model]\n{text}\n"));
+        let err = fx.build().unwrap_err().to_string();
+        assert!(err.contains(needle), "{text}: {err}");
+        assert!(err.contains(&fx.user_path().display().to_string()), "{err}");
+    }
 }

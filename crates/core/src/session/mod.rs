@@ -4,6 +4,7 @@
 //! one); `Interrupt` cancels the running turn; `ResolveApproval` wakes the handler waiting for
 //! it; `Shutdown` stops everything and ends the actor.
 
+mod local_aids;
 mod turn;
 
 pub(crate) use turn::initial_context;

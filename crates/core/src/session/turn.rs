@@ -2,6 +2,7 @@
 //! without tool calls.
 
 use super::Session;
+use super::local_aids::{LoopGuard, NarrationNudge};
 use crate::prompt;
 use crate::tools::router::extract_tool_calls;
 use crate::tools::runtime::run_tool_calls;
@@ -99,7 +100,8 @@ async fn run_turn_inner(
     let mut turn_usage = TokenUsage::default();
     let mut last_agent_message: Option<String> = None;
     let mut compacted_for_overflow = false;
-    let mut loop_guard = LoopGuard::for_provider(&session.config.model_provider_id);
+    let mut loop_guard = LoopGuard::for_config(&session.config);
+    let mut nudge = NarrationNudge::for_session(session);
     loop {
         let prompt = build_prompt(session, &turn);
         let sampled = tokio::select! {
@@ -153,6 +155,18 @@ async fn run_turn_inner(
         session.flush().await;
 
         let calls = extract_tool_calls(&items);
+        let said = items
+            .iter()
+            .rev()
+            .filter(|item| item.role() == Some("assistant"))
+            .find_map(ResponseItem::message_text);
+        if calls.is_empty()
+            && let Some(reminder) = nudge.check(said.as_deref())
+        {
+            // The small model described a call instead of making it: ask once for the call.
+            session.record([reminder]);
+            continue;
+        }
         if calls.is_empty() {
             events.emit(
                 Some(&turn_id),
@@ -257,6 +271,9 @@ pub(crate) fn initial_context(session: &Session, turn: &TurnContext) -> Vec<Resp
         turn,
         &session.shell_name,
     )));
+    if super::local_aids::uses_local_profile(config) {
+        items.push(super::local_aids::project_files_message(&turn.cwd));
+    }
     items
 }
 
@@ -406,39 +423,6 @@ async fn sample(
         fault: osprey_model::StreamFault::EndedEarly,
         attempts: 1,
     })
-}
-
-/// Ends a turn of the embedded local model when it repeats a call it already made in the
-/// turn (same tool, same arguments): small models loop instead of finishing. Hosted models
-/// legitimately rerun commands (tests after an edit), so the guard is off for them.
-struct LoopGuard {
-    enabled: bool,
-    seen: std::collections::HashSet<(String, String)>,
-}
-
-impl LoopGuard {
-    fn for_provider(provider_id: &str) -> Self {
-        Self {
-            enabled: provider_id == osprey_config::LOCAL_PROVIDER_ID,
-            seen: Default::default(),
-        }
-    }
-
-    /// The name of a call in `calls` that was already made; remembers the rest.
-    fn repeated(&mut self, calls: &[crate::tools::call::ToolCall]) -> Option<String> {
-        if !self.enabled {
-            return None;
-        }
-        let keys: Vec<(String, String)> = calls
-            .iter()
-            .map(|c| (c.tool_name.clone(), format!("{:?}", c.payload)))
-            .collect();
-        if let Some((name, _)) = keys.iter().find(|k| self.seen.contains(*k)) {
-            return Some(name.clone());
-        }
-        self.seen.extend(keys);
-        None
-    }
 }
 
 /// Maps the model's item ids to our thread item ids while a response streams.

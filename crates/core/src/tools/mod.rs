@@ -23,7 +23,7 @@ use handlers::files::{GrepFilesHandler, ListDirHandler, ReadFileHandler, ViewIma
 use handlers::plan::UpdatePlanHandler;
 use handlers::shell::{ShellCommandHandler, ShellHandler};
 use handlers::unified_exec::{ExecCommandHandler, WriteStdinHandler};
-use osprey_config::{Config, ShellToolType};
+use osprey_config::{ApplyPatchToolType, Config, ShellToolType};
 use std::sync::Arc;
 
 /// The tools offered in a thread: the built-in ones this configuration enables, then the
@@ -64,7 +64,8 @@ pub fn build_registry_with_mcp(
 
 /// The built-in tools this configuration enables, in the order they are offered.
 pub fn build_registry(config: &Config) -> ToolRegistry {
-    if config.model_provider_id == osprey_config::LOCAL_PROVIDER_ID {
+    let local = config.model_provider_id == osprey_config::LOCAL_PROVIDER_ID;
+    if local && config.local_model.tool_profile == osprey_config::LocalToolProfile::Local {
         return local_profile();
     }
     let tools = &config.tools;
@@ -86,7 +87,11 @@ pub fn build_registry(config: &Config) -> ToolRegistry {
             registry.alias("local_shell", "shell");
         }
     }
-    if let Some(tool_type) = tools.apply_patch {
+    if let Some(mut tool_type) = tools.apply_patch {
+        if local {
+            // The embedded model reads calls as JSON; a freeform tool could not be called.
+            tool_type = ApplyPatchToolType::Function;
+        }
         registry.register(Arc::new(ApplyPatchHandler { tool_type }));
     }
     if tools.update_plan {
@@ -112,8 +117,42 @@ pub fn build_registry(config: &Config) -> ToolRegistry {
 fn local_profile() -> ToolRegistry {
     let mut registry = ToolRegistry::default();
     registry.register(Arc::new(handlers::write_file::WriteFileHandler));
-    registry.register(Arc::new(ReadFileHandler));
-    registry.register(Arc::new(ListDirHandler));
-    registry.register(Arc::new(ShellCommandHandler));
+    registry.register(Arc::new(handlers::local::LocalReadFileHandler));
+    registry.register(Arc::new(handlers::local::LocalListDirHandler));
+    registry.register(Arc::new(handlers::local::LocalShellCommandHandler));
     registry
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn local_config(profile: osprey_config::LocalToolProfile) -> Config {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = Config::for_tests(dir.path(), dir.path()).unwrap();
+        config.model_provider_id = osprey_config::LOCAL_PROVIDER_ID.to_string();
+        config.local_model.tool_profile = profile;
+        config
+    }
+
+    #[test]
+    fn the_local_provider_gets_the_small_profile() {
+        let registry = build_registry(&local_config(osprey_config::LocalToolProfile::Local));
+        assert_eq!(
+            registry.names(),
+            ["write_file", "read_file", "list_dir", "shell_command"]
+        );
+    }
+
+    #[test]
+    fn the_standard_profile_offers_apply_patch_as_a_json_function() {
+        let registry = build_registry(&local_config(osprey_config::LocalToolProfile::Standard));
+        let names = registry.names();
+        assert!(names.contains(&"apply_patch".to_string()), "{names:?}");
+        assert!(!names.contains(&"write_file".to_string()), "{names:?}");
+        let specs = registry.specs_json();
+        let patch = specs.iter().find(|s| s["name"] == "apply_patch").unwrap();
+        assert_eq!(patch["type"], "function", "{patch}");
+    }
 }

@@ -43,7 +43,12 @@ fn chat_template_renders_a_fixed_conversation() {
          <|im_start|>user\n<tool_response>\nWrote hello.py\n</tool_response><|im_end|>\n\
          <|im_start|>assistant\n"
     );
-    assert_eq!(vocab.render(&prompt).unwrap(), expected);
+    assert_eq!(
+        vocab
+            .render(&prompt, conversation::PromptStyle::Compact)
+            .unwrap(),
+        expected
+    );
 }
 
 #[test]

@@ -3,6 +3,7 @@
 
 pub mod apply_patch;
 pub mod files;
+pub mod local;
 pub mod mcp;
 pub mod one_shot;
 pub mod plan;

@@ -1,0 +1,360 @@
+#!/usr/bin/env python3
+"""The embedded model's task set: how many small tasks it finishes, with which aids.
+
+Four tasks, each in a fresh git repository:
+  hello   create hello.py that prints hello, then run it
+  add     write add.py and a unittest for it, then run the test
+  fix     a failing assertion: find the bug in stats.py, fix it, rerun the test
+  answer  answer a question whose answer is only in a file of the project
+
+Ablation (`--mode ablation`, the default): the tasks run under `osprey exec` with the local
+provider, with the quality aids switched on one by one through `-c local_model.*`:
+  none            unconstrained sampling, standard tools and instructions, no loop guard,
+                  no prefix cache
+  +constrained    + grammar-constrained decoding
+  +local profile  + write_file/read_file/list_dir/shell_command and the compact rules
+  +loop guard     + the loop guard
+  +prefix cache   + the prefix cache (all defaults; changes speed, not answers)
+
+Harnesses (`--mode harness`): the same model behind `osprey model serve`, driven by the
+reference Codex CLI and by Osprey's normal (hosted-model) harness, each with its own tools and
+instructions, so the two harnesses are compared on the same model.
+
+Sampling is greedy, so a configuration gives the same answers on every run; a run that is
+still going after --timeout seconds counts as a failure. Prints one JSON line per run and a
+table at the end.
+
+Usage: bench/local_tasks.py OSPREY_BIN [--mode ablation|harness] [--codex CODEX_BIN]
+                            [--tasks hello,add,fix,answer] [--configs NAME,...]
+                            [--timeout SECONDS]
+Needs OSPREY_LOCAL_MODEL (the verified GGUF; scripts/install-test-deps.sh prints it).
+"""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+FIX_STATS = '''def average(values):
+    """Return the arithmetic mean of a non-empty list of numbers."""
+    total = 0
+    for value in values:
+        total += value
+    return total / (len(values) + 1)
+'''
+
+FIX_TEST = '''import unittest
+
+from stats import average
+
+
+class AverageTest(unittest.TestCase):
+    def test_average_of_three(self):
+        self.assertEqual(average([2, 4, 6]), 4)
+
+
+if __name__ == "__main__":
+    unittest.main()
+'''
+
+ANSWER_FILES = {
+    "README.md": "# ledger\n\nBookkeeping service. Deployment settings live in deploy/.\n",
+    "deploy/service.toml": '[service]\nname = "ledger"\nport = 8731\nreplicas = 3\n',
+    "src/main.py": "def main():\n    print('ledger')\n",
+}
+
+
+def python(cwd, *args):
+    return subprocess.run(["python3", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=60)
+
+
+def ran_a_command(events):
+    return any(e.get("type") == "item.completed"
+               and e.get("item", {}).get("type") == "command_execution" for e in events)
+
+
+def final_message(events):
+    texts = [e["item"].get("text", "") for e in events
+             if e.get("type") == "item.completed"
+             and e.get("item", {}).get("type") == "agent_message"]
+    return texts[-1] if texts else ""
+
+
+def check_hello(cwd, events):
+    if not os.path.isfile(os.path.join(cwd, "hello.py")):
+        return False, "hello.py missing"
+    out = python(cwd, "hello.py")
+    if "hello" not in out.stdout.lower():
+        return False, f"hello.py printed {out.stdout!r} {out.stderr[-200:]!r}"
+    if not ran_a_command(events):
+        return False, "no command ran"
+    return True, "ok"
+
+
+def check_add(cwd, events):
+    for name in ("add.py", "test_add.py"):
+        if not os.path.isfile(os.path.join(cwd, name)):
+            return False, f"{name} missing"
+    out = python(cwd, "-c", "from add import add; assert add(2, 3) == 5 and add(-1, 1) == 0")
+    if out.returncode != 0:
+        return False, f"add is wrong: {out.stderr[-200:]!r}"
+    out = python(cwd, "-m", "unittest", "test_add")
+    if out.returncode != 0 or "Ran 0 tests" in out.stderr:
+        return False, f"test_add fails or tests nothing: {out.stderr[-300:]!r}"
+    if not ran_a_command(events):
+        return False, "no command ran"
+    return True, "ok"
+
+
+def check_fix(cwd, events):
+    with open(os.path.join(cwd, "test_stats.py")) as f:
+        if f.read() != FIX_TEST:
+            return False, "the test was changed instead of the code"
+    out = python(cwd, "-m", "unittest", "test_stats")
+    if out.returncode != 0:
+        return False, f"test still fails: {out.stderr[-300:]!r}"
+    out = python(cwd, "-c", "from stats import average; assert average([1, 2]) == 1.5")
+    if out.returncode != 0:
+        return False, "average is only right for the tested input"
+    if not ran_a_command(events):
+        return False, "no command ran"
+    return True, "ok"
+
+
+def check_answer(cwd, events):
+    message = final_message(events)
+    if "8731" not in message:
+        return False, f"answer {message[:120]!r} lacks 8731"
+    return True, "ok"
+
+
+TASKS = {
+    "hello": ({}, "Create hello.py that prints hello, then run it.", check_hello),
+    "add": ({}, "Create add.py with a function add(a, b) that returns the sum of a and b, "
+            "and test_add.py with a unittest test case for add. Then run the tests with "
+            "python3 -m unittest.", check_add),
+    "fix": ({"stats.py": FIX_STATS, "test_stats.py": FIX_TEST},
+            "The test fails when I run python3 -m unittest test_stats. Find the bug in "
+            "stats.py, fix it, and run the test again.", check_fix),
+    "answer": (ANSWER_FILES, "Which port does the ledger service listen on? The answer is "
+               "in the files of this project. Reply with the number.", check_answer),
+}
+
+ABLATION = [
+    ("none", {"constrained_decoding": "false", "tool_profile": '"standard"',
+              "loop_guard": "false", "prefix_cache": "false"}),
+    ("+constrained", {"constrained_decoding": "true", "tool_profile": '"standard"',
+                      "loop_guard": "false", "prefix_cache": "false"}),
+    ("+local profile", {"constrained_decoding": "true", "tool_profile": '"local"',
+                        "loop_guard": "false", "prefix_cache": "false"}),
+    ("+loop guard", {"constrained_decoding": "true", "tool_profile": '"local"',
+                     "loop_guard": "true", "prefix_cache": "false"}),
+    ("+prefix cache", {}),
+]
+
+
+def make_repo(files):
+    cwd = tempfile.mkdtemp(prefix="local-task-")
+    subprocess.run(["git", "init", "-q", cwd], check=True)
+    for name, text in files.items():
+        path = os.path.join(cwd, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+    return cwd
+
+
+def run(argv, env, cwd, timeout):
+    """Runs argv in its own process group; returns (exit code or None on timeout, stdout,
+    stderr, wall seconds)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+        code = proc.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        code = None
+    return code, out, err, time.perf_counter() - start
+
+
+def parse_events(out):
+    events = []
+    for line in out.splitlines():
+        try:
+            events.append(json.loads(line))
+        except json.JSONDecodeError:
+            pass
+    return events
+
+
+def attempt(label, task, argv_for, env, timeout):
+    files, prompt, check = TASKS[task]
+    cwd = make_repo(files)
+    code, out, err, wall = run(argv_for(prompt), env, cwd, timeout)
+    events = parse_events(out)
+    with open(cwd + ".events.jsonl", "w") as f:
+        f.write(out)
+    with open(cwd + ".stderr", "w") as f:
+        f.write(err)
+    if code is None:
+        ok, why = False, f"still running after {timeout} s"
+    else:
+        ok, why = check(cwd, events)
+        if ok and code != 0:
+            ok, why = False, f"exit {code}: {err.strip()[-200:]}"
+    calls = sum(1 for e in events if e.get("type") == "item.completed"
+                and e.get("item", {}).get("type") in ("command_execution", "file_change",
+                                                      "mcp_tool_call"))
+    result = {"config": label, "task": task, "ok": ok, "why": why, "wall_s": round(wall, 1),
+              "tool_items": calls, "dir": cwd}  # the run's events: <dir>.events.jsonl
+    print(json.dumps(result), flush=True)
+    return result
+
+
+def base_env(home):
+    model = os.environ.get("OSPREY_LOCAL_MODEL")
+    if not model or not os.path.isfile(model):
+        raise SystemExit("set OSPREY_LOCAL_MODEL to the verified GGUF "
+                         "(eval \"$(bash scripts/install-test-deps.sh)\")")
+    return {"PATH": os.environ["PATH"], "HOME": home, "SHELL": "/bin/bash", "NO_COLOR": "1",
+            "OSPREY_HOME": os.path.join(home, ".osprey"), "CODEX_HOME": os.path.join(home, ".codex"),
+            "OSPREY_MODEL_CACHE": os.path.dirname(os.path.abspath(model))}
+
+
+def ablation(osprey, tasks, configs, timeout):
+    results = []
+    for label, switches in ABLATION:
+        if configs and label not in configs:
+            continue
+        home = tempfile.mkdtemp(prefix="local-bench-home-")
+        env = base_env(home)
+        overrides = []
+        for key, value in switches.items():
+            overrides += ["-c", f"local_model.{key}={value}"]
+
+        def argv_for(prompt, overrides=overrides):
+            return [osprey, "exec", "--json", "--ephemeral", "-s", "workspace-write",
+                    "-c", 'model_provider="local"', *overrides, prompt]
+
+        for task in tasks:
+            results.append(attempt(label, task, argv_for, env, timeout))
+    return results
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(osprey, env):
+    port = free_port()
+    proc = subprocess.Popen([osprey, "model", "serve", "--port", str(port)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            start_new_session=True)
+    line = proc.stdout.readline()
+    if "serving" not in line:
+        raise SystemExit(f"osprey model serve did not start: {line!r}")
+    return proc, f"http://127.0.0.1:{port}/v1"
+
+
+def provider_toml(base_url, extra=""):
+    return f'''model = "qwen2.5-coder-1.5b-instruct-q4_k_m"
+model_provider = "served"
+{extra}
+[model_providers.served]
+name = "osprey model serve"
+base_url = "{base_url}"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+stream_idle_timeout_ms = 900000
+'''
+
+
+def harness(osprey, codex, tasks, configs, timeout):
+    home = tempfile.mkdtemp(prefix="local-bench-serve-")
+    env = base_env(home)
+    # `model serve` needs the model installed in its home; `exec` would fetch it first.
+    subprocess.run([osprey, "model", "fetch"], env=env, check=True, stdout=subprocess.DEVNULL)
+    server, base_url = start_server(osprey, env)
+    results = []
+    try:
+        runners = []
+        if codex:
+            os.makedirs(env["CODEX_HOME"], exist_ok=True)
+            with open(os.path.join(env["CODEX_HOME"], "config.toml"), "w") as f:
+                f.write(provider_toml(base_url))
+            runners.append(("codex via serve", lambda p: [
+                codex, "exec", "--json", "--skip-git-repo-check", "-s", "workspace-write", p]))
+        with open(os.path.join(env["OSPREY_HOME"], "config.toml"), "w") as f:
+            # The server reads calls as JSON, so the patch tool is a JSON function here.
+            f.write(provider_toml(base_url, 'approval_policy = "never"\n'
+                                  '[tools]\napply_patch = "function"\n'))
+        runners.append(("osprey via serve", lambda p: [
+            osprey, "exec", "--json", "--ephemeral", "-s", "workspace-write", p]))
+        for label, argv_for in runners:
+            if configs and label not in configs:
+                continue
+            for task in tasks:
+                results.append(attempt(label, task, argv_for, env, timeout))
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait()
+    return results
+
+
+def table(results, tasks):
+    labels = []
+    for r in results:
+        if r["config"] not in labels:
+            labels.append(r["config"])
+    print()
+    print(f"{'configuration':18} " + " ".join(f"{t:>8}" for t in tasks)
+          + f" {'solved':>7} {'wall s':>8}")
+    for label in labels:
+        rows = {r["task"]: r for r in results if r["config"] == label}
+        cells = " ".join(f"{('yes' if rows[t]['ok'] else 'no') if t in rows else '-':>8}"
+                         for t in tasks)
+        solved = sum(1 for r in rows.values() if r["ok"])
+        wall = sum(r["wall_s"] for r in rows.values())
+        print(f"{label:18} {cells} {solved:>4}/{len(rows):<2} {wall:>8.0f}")
+
+
+def main():
+    args = sys.argv[1:]
+
+    def option(name, default=None):
+        if name in args:
+            i = args.index(name)
+            value = args[i + 1]
+            del args[i:i + 2]
+            return value
+        return default
+
+    mode = option("--mode", "ablation")
+    codex = option("--codex")
+    tasks = option("--tasks", ",".join(TASKS)).split(",")
+    configs = [c for c in option("--configs", "").split(",") if c]
+    timeout = float(option("--timeout", "300"))
+    if len(args) != 1 or mode not in ("ablation", "harness") or any(t not in TASKS for t in tasks):
+        raise SystemExit(__doc__)
+    osprey = os.path.abspath(args[0])
+    if mode == "ablation":
+        results = ablation(osprey, tasks, configs, timeout)
+    else:
+        results = harness(osprey, codex and os.path.abspath(codex), tasks, configs, timeout)
+    table(results, tasks)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,226 @@
+//! Turn-level help for the embedded local model, which is much weaker than hosted models:
+//!
+//! - [`LoopGuard`] ends a turn when the model repeats a call it already made with nothing
+//!   changed in between (`[local_model] loop_guard`);
+//! - [`NarrationNudge`] asks once for the call when the model describes a tool call in its
+//!   answer instead of making it, and [`project_files_message`] shows the first levels of
+//!   the working directory up front (both part of `tool_profile = "local"`).
+//!
+//! None of this applies to other providers: hosted models rerun commands on purpose and
+//! explore on their own.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use osprey_config::{Config, LOCAL_PROVIDER_ID, LocalToolProfile};
+use osprey_protocol::ResponseItem;
+
+use super::Session;
+use crate::tools::call::ToolCall;
+
+/// Tools whose success changes the files a later call sees.
+const WRITING_TOOLS: [&str; 2] = ["write_file", "apply_patch"];
+
+/// True when the local model runs with its own small tool profile.
+pub(crate) fn uses_local_profile(config: &Config) -> bool {
+    config.model_provider_id == LOCAL_PROVIDER_ID
+        && config.local_model.tool_profile == LocalToolProfile::Local
+}
+
+/// Ends a turn of the local model when it repeats a call (same tool, same arguments) made
+/// earlier in the turn since the last file write. Not only "twice in a row": the model was
+/// seen alternating `python hello.py` and `sudo python hello.py` for minutes. A write in
+/// between makes a rerun legitimate (run the test, fix the code, run the test again).
+pub(crate) struct LoopGuard {
+    enabled: bool,
+    seen: HashSet<(String, String)>,
+}
+
+impl LoopGuard {
+    pub(crate) fn for_config(config: &Config) -> Self {
+        Self {
+            enabled: config.model_provider_id == LOCAL_PROVIDER_ID && config.local_model.loop_guard,
+            seen: HashSet::new(),
+        }
+    }
+
+    /// The name of a call in `calls` that repeats an earlier one; remembers the rest.
+    pub(crate) fn repeated(&mut self, calls: &[ToolCall]) -> Option<String> {
+        if !self.enabled {
+            return None;
+        }
+        let keys: Vec<(String, String)> = calls
+            .iter()
+            .map(|c| (c.tool_name.clone(), format!("{:?}", c.payload)))
+            .collect();
+        if let Some((name, _)) = keys.iter().find(|k| self.seen.contains(*k)) {
+            return Some(name.clone());
+        }
+        if calls
+            .iter()
+            .any(|c| WRITING_TOOLS.contains(&c.tool_name.as_str()))
+        {
+            self.seen.clear();
+        }
+        self.seen.extend(keys);
+        None
+    }
+}
+
+/// Asks the local model, once per turn, to make the call it only described ("To run the
+/// tests I would call shell_command with …"). A small model often ends its turn that way
+/// with the task half done.
+pub(crate) struct NarrationNudge {
+    tool_names: Vec<String>,
+    used: bool,
+}
+
+impl NarrationNudge {
+    pub(crate) fn for_session(session: &Session) -> Self {
+        let tool_names = if uses_local_profile(&session.config) {
+            session.registry.names()
+        } else {
+            Vec::new()
+        };
+        Self {
+            tool_names,
+            used: false,
+        }
+    }
+
+    /// The reminder to record when `answer` (a final answer with no call) names one of the
+    /// offered tools; `None` otherwise, after the first reminder, and for other providers.
+    pub(crate) fn check(&mut self, answer: Option<&str>) -> Option<ResponseItem> {
+        let answer = answer?;
+        if self.used {
+            return None;
+        }
+        let tool = self.tool_names.iter().find(|name| mentions(answer, name))?;
+        self.used = true;
+        Some(ResponseItem::user_text(format!(
+            "You described a `{tool}` call but did not make it. If the task is not finished, \
+             make the call now. If it is finished, reply with one sentence saying what you did."
+        )))
+    }
+}
+
+/// True when `name` occurs in `text` as a whole word.
+fn mentions(text: &str, name: &str) -> bool {
+    text.match_indices(name).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + name.len()..].chars().next();
+        let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        !word(before) && !word(after)
+    })
+}
+
+/// Most entries of the file listing shown at the start of a local-model thread.
+const OVERVIEW_ENTRIES: usize = 60;
+
+/// A user-context message listing the first two levels of `cwd`.
+pub(crate) fn project_files_message(cwd: &Path) -> ResponseItem {
+    let (entries, cut) = osprey_tools::project_overview(cwd, 2, OVERVIEW_ENTRIES);
+    let mut text = String::from("<files>\n");
+    if entries.is_empty() {
+        text.push_str("(the working directory is empty)\n");
+    }
+    for entry in &entries {
+        text.push_str(entry);
+        text.push('\n');
+    }
+    if cut {
+        text.push_str("(more files not shown; use list_dir)\n");
+    }
+    text.push_str("</files>");
+    ResponseItem::user_text(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::call::ToolPayload;
+    use pretty_assertions::assert_eq;
+
+    fn call(id: &str, tool: &str, arguments: &str) -> ToolCall {
+        ToolCall {
+            call_id: id.to_string(),
+            tool_name: tool.to_string(),
+            payload: ToolPayload::Function {
+                arguments: arguments.to_string(),
+            },
+        }
+    }
+
+    fn config(provider: &str, loop_guard: bool) -> Config {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = Config::for_tests(dir.path(), dir.path()).unwrap();
+        config.model_provider_id = provider.to_string();
+        config.local_model.loop_guard = loop_guard;
+        config
+    }
+
+    #[test]
+    fn loop_guard_stops_a_repeat_with_nothing_changed_in_between() {
+        let mut guard = LoopGuard::for_config(&config(LOCAL_PROVIDER_ID, true));
+        let run = r#"{"command":"python hello.py"}"#;
+        assert_eq!(guard.repeated(&[call("a", "shell_command", run)]), None);
+        assert_eq!(guard.repeated(&[call("b", "shell_command", "{}")]), None);
+        // Not only twice in a row: anywhere since the last write.
+        assert_eq!(
+            guard.repeated(&[call("c", "shell_command", run)]),
+            Some("shell_command".to_string())
+        );
+    }
+
+    #[test]
+    fn loop_guard_allows_a_rerun_after_a_write() {
+        let mut guard = LoopGuard::for_config(&config(LOCAL_PROVIDER_ID, true));
+        let test = r#"{"command":"python3 -m unittest"}"#;
+        let fix = r#"{"path":"a.py","content":"x = 1\n"}"#;
+        assert_eq!(guard.repeated(&[call("a", "shell_command", test)]), None);
+        assert_eq!(guard.repeated(&[call("b", "write_file", fix)]), None);
+        assert_eq!(guard.repeated(&[call("c", "shell_command", test)]), None);
+        // Writing the same content again changes nothing: that is a loop.
+        assert_eq!(
+            guard.repeated(&[call("d", "write_file", fix)]),
+            Some("write_file".to_string())
+        );
+    }
+
+    #[test]
+    fn loop_guard_is_off_for_hosted_models_and_when_switched_off() {
+        for config in [config("openai", true), config(LOCAL_PROVIDER_ID, false)] {
+            let mut guard = LoopGuard::for_config(&config);
+            let test = r#"{"command":"make test"}"#;
+            assert_eq!(guard.repeated(&[call("a", "shell_command", test)]), None);
+            assert_eq!(guard.repeated(&[call("b", "shell_command", test)]), None);
+        }
+    }
+
+    #[test]
+    fn nudge_fires_once_when_an_answer_names_a_tool() {
+        let mut nudge = NarrationNudge {
+            tool_names: vec!["shell_command".into(), "write_file".into()],
+            used: false,
+        };
+        assert_eq!(nudge.check(Some("Created add.py.")), None);
+        assert_eq!(nudge.check(Some("I ran my_shell_command_x.")), None);
+        let reminder = nudge
+            .check(Some("To run the tests I would call shell_command."))
+            .unwrap();
+        assert!(reminder.message_text().unwrap().contains("`shell_command`"));
+        assert_eq!(nudge.check(Some("Next I call write_file.")), None, "once");
+    }
+
+    #[test]
+    fn files_message_lists_the_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("deploy")).unwrap();
+        std::fs::write(dir.path().join("deploy/service.toml"), "port = 1\n").unwrap();
+        let text = project_files_message(dir.path()).message_text().unwrap();
+        assert_eq!(text, "<files>\ndeploy/\ndeploy/service.toml\n</files>");
+        let empty = tempfile::tempdir().unwrap();
+        let text = project_files_message(empty.path()).message_text().unwrap();
+        assert!(text.contains("empty"), "{text}");
+    }
+}
