@@ -61,6 +61,7 @@ pub async fn compact(session: &Session, turn: &TurnContext) -> Result<String, Mo
         reasoning_summary: false,
         output_schema: None,
         prompt_cache_key: session.thread_id.to_string(),
+        tool_choice: osprey_model::ToolChoice::Auto,
     };
     let mut stream = session.model.stream(&prompt).await?;
     let mut summary = String::new();

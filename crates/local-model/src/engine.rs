@@ -23,13 +23,13 @@ use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
-use osprey_model::{ModelError, Prompt, ResponseEvent};
+use osprey_model::{ModelError, Prompt, ResponseEvent, ToolChoice};
 use osprey_protocol::{ResponseItem, TokenUsage};
 use tokio::sync::mpsc;
 
 use crate::conversation::{self, ChatMessage, PromptStyle};
 use crate::error::LocalModelError;
-use crate::grammar::{ToolDef, tools_grammar};
+use crate::grammar::{ToolDef, required_call_grammar, tools_grammar};
 use crate::parse::parse_output;
 use crate::prefix_cache;
 use crate::stats::Stats;
@@ -339,7 +339,12 @@ impl Engine<'_> {
         stats.first_token_ms = None;
 
         let mut grammar = if self.options.constrained && !tools.is_empty() {
-            match LlamaSampler::grammar(self.model, &tools_grammar(&tools), "root") {
+            let text = if job.prompt.tool_choice == ToolChoice::Required {
+                required_call_grammar(&tools)
+            } else {
+                tools_grammar(&tools)
+            };
+            match LlamaSampler::grammar(self.model, &text, "root") {
                 Ok(g) => Some(g),
                 Err(err) => {
                     tracing::warn!(%err, "tool grammar rejected; sampling unconstrained");

@@ -89,6 +89,16 @@ pub const CALL_CLOSE: &str = "\n</tool_call>";
 /// The grammar for "a plain message, or one call to one of `tools`". With no tools, only
 /// a message. The root rule is `root`.
 pub fn tools_grammar(tools: &[ToolDef]) -> String {
+    grammar(tools, false)
+}
+
+/// The grammar for `tool_choice = "required"`: one call to one of `tools`, optionally after
+/// one line of text. With no tools, a message.
+pub fn required_call_grammar(tools: &[ToolDef]) -> String {
+    grammar(tools, true)
+}
+
+fn grammar(tools: &[ToolDef], require_call: bool) -> String {
     let mut rules = String::new();
     let mut calls = Vec::new();
     for (i, tool) in tools.iter().enumerate() {
@@ -125,7 +135,11 @@ pub fn tools_grammar(tools: &[ToolDef]) -> String {
             calls.join(" | "),
             literal(CALL_CLOSE)
         );
-        out.push_str("root ::= call | line (\"\\n\"+ call)?\n");
+        out.push_str(if require_call {
+            "root ::= call | line \"\\n\"+ call\n"
+        } else {
+            "root ::= call | line (\"\\n\"+ call)?\n"
+        });
     }
     out.push_str(&rules);
     out.push_str(PRIMITIVES);

@@ -17,7 +17,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use futures::{Stream, StreamExt};
-use osprey_model::{ModelError, Prompt, ResponseEvent, WireAdapter};
+use osprey_model::{ModelError, Prompt, ResponseEvent, ToolChoice, WireAdapter};
 use osprey_protocol::{FunctionCallOutputPayload, ResponseItem, TokenUsage};
 use serde_json::{Value, json};
 
@@ -184,8 +184,19 @@ fn chat_prompt(body: &Value) -> Result<Prompt, String> {
         model: SERVED_MODEL.to_string(),
         input,
         tools,
+        tool_choice: tool_choice(body),
         ..Prompt::default()
     })
+}
+
+/// `"tool_choice": "required"` makes the answer a call; anything else lets the model choose.
+/// (Naming one function is treated like "required"; the grammar does not narrow further.)
+fn tool_choice(body: &Value) -> ToolChoice {
+    match body.get("tool_choice") {
+        Some(Value::String(choice)) if choice == "required" => ToolChoice::Required,
+        Some(Value::Object(_)) => ToolChoice::Required,
+        _ => ToolChoice::Auto,
+    }
 }
 
 fn content_text(content: Option<&Value>) -> String {
@@ -348,6 +359,7 @@ fn responses_prompt(body: &Value) -> Result<Prompt, String> {
             .get("parallel_tool_calls")
             .and_then(Value::as_bool)
             .unwrap_or(false),
+        tool_choice: tool_choice(body),
         ..Prompt::default()
     })
 }
@@ -458,5 +470,8 @@ mod tests {
         .unwrap();
         assert_eq!(p.input, vec![ResponseItem::user_text("x")]);
         assert!(responses_prompt(&json!({"input": 3})).is_err());
+        assert_eq!(p.tool_choice, ToolChoice::Auto);
+        let p = responses_prompt(&json!({"input": "x", "tool_choice": "required"})).unwrap();
+        assert_eq!(p.tool_choice, ToolChoice::Required);
     }
 }

@@ -76,7 +76,7 @@ pub(crate) fn request_body(prompt: &Prompt) -> Result<Vec<u8>, serde_json::Error
             include_usage: true,
         },
         tools,
-        tool_choice: has_tools.then_some("auto"),
+        tool_choice: has_tools.then_some(prompt.tool_choice.as_str()),
         parallel_tool_calls: has_tools.then_some(prompt.parallel_tool_calls),
         response_format: prompt.output_schema.as_ref().map(|schema| {
             json!({

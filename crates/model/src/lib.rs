@@ -53,4 +53,4 @@ mod retry;
 pub use client::{ModelClient, WireAdapter};
 pub use error::{ModelError, StreamFault};
 pub use http::{DEFAULT_BACKOFF_BASE, DEFAULT_BASE_URL};
-pub use prompt::{Prompt, ResponseEvent, ResponseStream};
+pub use prompt::{Prompt, ResponseEvent, ResponseStream, ToolChoice};

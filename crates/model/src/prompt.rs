@@ -32,6 +32,28 @@ pub struct Prompt {
     pub output_schema: Option<Value>,
     /// Lets the provider reuse its prompt cache across requests; the thread id.
     pub prompt_cache_key: String,
+    /// Whether the answer may skip calling a tool (sent as `tool_choice` with tools).
+    pub tool_choice: ToolChoice,
+}
+
+/// `tool_choice`: may the model answer in text, or must it call one of the tools?
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ToolChoice {
+    /// The model decides (`"auto"`).
+    #[default]
+    Auto,
+    /// The answer must contain a tool call (`"required"`).
+    Required,
+}
+
+impl ToolChoice {
+    /// The wire spelling, the same in the Responses and Chat Completions APIs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Required => "required",
+        }
+    }
 }
 
 /// One event of a streamed model response.

@@ -71,7 +71,7 @@ pub(crate) fn request_body(prompt: &Prompt) -> Result<Vec<u8>, serde_json::Error
         stream: true,
         input: &prompt.input,
         tools: &prompt.tools,
-        tool_choice: "auto",
+        tool_choice: prompt.tool_choice.as_str(),
         parallel_tool_calls: prompt.parallel_tool_calls,
         reasoning,
         store: false,

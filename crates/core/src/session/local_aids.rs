@@ -2,9 +2,10 @@
 //!
 //! - [`LoopGuard`] ends a turn when the model repeats a call it already made with nothing
 //!   changed in between (`[local_model] loop_guard`);
-//! - [`NarrationNudge`] asks once for the call when the model describes a tool call in its
-//!   answer instead of making it, and [`project_files_message`] shows the first levels of
-//!   the working directory up front (both part of `tool_profile = "local"`).
+//! - [`FinishNudge`] asks for a call when the model ends its turn early — describing a call
+//!   instead of making it, or leaving a file change unchecked — and [`project_files_message`]
+//!   shows the first levels of the working directory up front (both part of
+//!   `tool_profile = "local"`).
 //!
 //! None of this applies to other providers: hosted models rerun commands on purpose and
 //! explore on their own.
@@ -67,40 +68,76 @@ impl LoopGuard {
     }
 }
 
-/// Asks the local model, once per turn, to make the call it only described ("To run the
-/// tests I would call shell_command with …"). A small model often ends its turn that way
-/// with the task half done.
-pub(crate) struct NarrationNudge {
+/// Reminds the local model when it ends its turn too early, which a small model often
+/// does with the task half done:
+/// - its answer describes a call instead of making it ("To run the tests I would call
+///   shell_command with …");
+/// - it changed files and ran nothing since, so the change is unchecked.
+///
+/// Each reminder is given at most once per turn, and the answer after it must be a call
+/// (`tool_choice = "required"`, which the grammar enforces).
+pub(crate) struct FinishNudge {
+    enabled: bool,
     tool_names: Vec<String>,
-    used: bool,
+    narrated: bool,
+    unchecked_write: bool,
+    reminded_to_check: bool,
 }
 
-impl NarrationNudge {
+impl FinishNudge {
     pub(crate) fn for_session(session: &Session) -> Self {
-        let tool_names = if uses_local_profile(&session.config) {
-            session.registry.names()
-        } else {
-            Vec::new()
-        };
+        let enabled = uses_local_profile(&session.config);
         Self {
-            tool_names,
-            used: false,
+            enabled,
+            tool_names: if enabled {
+                session.registry.names()
+            } else {
+                Vec::new()
+            },
+            narrated: false,
+            unchecked_write: false,
+            reminded_to_check: false,
         }
     }
 
-    /// The reminder to record when `answer` (a final answer with no call) names one of the
-    /// offered tools; `None` otherwise, after the first reminder, and for other providers.
+    /// Notes the calls about to run: a write leaves the files unchecked until a command runs.
+    pub(crate) fn observe(&mut self, calls: &[ToolCall]) {
+        for call in calls {
+            if WRITING_TOOLS.contains(&call.tool_name.as_str()) {
+                self.unchecked_write = true;
+            } else if call.tool_name == "shell_command" {
+                self.unchecked_write = false;
+            }
+        }
+    }
+
+    /// The reminder to record before asking again, when `answer` (a final answer with no
+    /// call) ends the turn too early; `None` when the turn may end.
     pub(crate) fn check(&mut self, answer: Option<&str>) -> Option<ResponseItem> {
-        let answer = answer?;
-        if self.used {
+        if !self.enabled {
             return None;
         }
-        let tool = self.tool_names.iter().find(|name| mentions(answer, name))?;
-        self.used = true;
-        Some(ResponseItem::user_text(format!(
-            "You described a `{tool}` call but did not make it. If the task is not finished, \
-             make the call now. If it is finished, reply with one sentence saying what you did."
-        )))
+        if !self.narrated
+            && let Some(tool) = answer.and_then(|answer| {
+                self.tool_names
+                    .iter()
+                    .find(|name| mentions(answer, name))
+                    .cloned()
+            })
+        {
+            self.narrated = true;
+            return Some(ResponseItem::user_text(format!(
+                "You described a `{tool}` call but did not make it. Make the call now."
+            )));
+        }
+        if self.unchecked_write && !self.reminded_to_check {
+            self.reminded_to_check = true;
+            return Some(ResponseItem::user_text(
+                "You changed files but ran nothing since. Run the program or its tests with \
+                 shell_command now to check that the change works.",
+            ));
+        }
+        None
     }
 }
 
@@ -197,12 +234,19 @@ mod tests {
         }
     }
 
-    #[test]
-    fn nudge_fires_once_when_an_answer_names_a_tool() {
-        let mut nudge = NarrationNudge {
+    fn nudge() -> FinishNudge {
+        FinishNudge {
+            enabled: true,
             tool_names: vec!["shell_command".into(), "write_file".into()],
-            used: false,
-        };
+            narrated: false,
+            unchecked_write: false,
+            reminded_to_check: false,
+        }
+    }
+
+    #[test]
+    fn nudge_asks_once_for_a_call_the_answer_only_described() {
+        let mut nudge = nudge();
         assert_eq!(nudge.check(Some("Created add.py.")), None);
         assert_eq!(nudge.check(Some("I ran my_shell_command_x.")), None);
         let reminder = nudge
@@ -210,6 +254,28 @@ mod tests {
             .unwrap();
         assert!(reminder.message_text().unwrap().contains("`shell_command`"));
         assert_eq!(nudge.check(Some("Next I call write_file.")), None, "once");
+    }
+
+    #[test]
+    fn nudge_asks_once_to_check_an_unchecked_write() {
+        let mut nudge = nudge();
+        nudge.observe(&[call("a", "write_file", "{}")]);
+        nudge.observe(&[call("b", "shell_command", "{}")]);
+        assert_eq!(nudge.check(Some("Done.")), None, "checked after the write");
+        nudge.observe(&[call("c", "write_file", "{}")]);
+        let reminder = nudge.check(Some("Done.")).unwrap();
+        assert!(reminder.message_text().unwrap().contains("Run the program"));
+        assert_eq!(nudge.check(Some("Done.")), None, "once");
+    }
+
+    #[test]
+    fn nudge_is_off_outside_the_local_profile() {
+        let mut nudge = FinishNudge {
+            enabled: false,
+            ..nudge()
+        };
+        nudge.observe(&[call("a", "write_file", "{}")]);
+        assert_eq!(nudge.check(Some("I used write_file.")), None);
     }
 
     #[test]

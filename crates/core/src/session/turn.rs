@@ -2,13 +2,13 @@
 //! without tool calls.
 
 use super::Session;
-use super::local_aids::{LoopGuard, NarrationNudge};
+use super::local_aids::{FinishNudge, LoopGuard};
 use crate::prompt;
 use crate::tools::router::extract_tool_calls;
 use crate::tools::runtime::run_tool_calls;
 use crate::turn_context::TurnContext;
 use futures::StreamExt;
-use osprey_model::{ModelError, Prompt, ResponseEvent};
+use osprey_model::{ModelError, Prompt, ResponseEvent, ToolChoice};
 use osprey_protocol::{
     AbortReason, ContentItem, EventMsg, ReasoningSummary, ResponseItem, ThreadItem, TokenUsage,
     UserInput,
@@ -101,9 +101,10 @@ async fn run_turn_inner(
     let mut last_agent_message: Option<String> = None;
     let mut compacted_for_overflow = false;
     let mut loop_guard = LoopGuard::for_config(&session.config);
-    let mut nudge = NarrationNudge::for_session(session);
+    let mut nudge = FinishNudge::for_session(session);
+    let mut tool_choice = ToolChoice::Auto;
     loop {
-        let prompt = build_prompt(session, &turn);
+        let prompt = build_prompt(session, &turn, std::mem::take(&mut tool_choice));
         let sampled = tokio::select! {
             result = sample(session, &turn, &prompt) => result,
             _ = cancel.cancelled() => {
@@ -163,10 +164,13 @@ async fn run_turn_inner(
         if calls.is_empty()
             && let Some(reminder) = nudge.check(said.as_deref())
         {
-            // The small model described a call instead of making it: ask once for the call.
+            // The small model stopped early (described a call instead of making it, or left
+            // a change unchecked): remind it, and require a call in the next answer.
             session.record([reminder]);
+            tool_choice = ToolChoice::Required;
             continue;
         }
+        nudge.observe(&calls);
         if calls.is_empty() {
             events.emit(
                 Some(&turn_id),
@@ -300,7 +304,7 @@ fn user_input_item(input: &[UserInput], max_image_dimension: u32) -> ResponseIte
     ResponseItem::message("user", content)
 }
 
-fn build_prompt(session: &Session, turn: &TurnContext) -> Prompt {
+fn build_prompt(session: &Session, turn: &TurnContext, tool_choice: ToolChoice) -> Prompt {
     let mut input = vec![ResponseItem::developer_text(&session.base_instructions)];
     input.extend(session.history_snapshot());
     Prompt {
@@ -313,6 +317,7 @@ fn build_prompt(session: &Session, turn: &TurnContext) -> Prompt {
         reasoning_summary: turn.effort.is_some(),
         output_schema: turn.output_schema.clone(),
         prompt_cache_key: session.thread_id.to_string(),
+        tool_choice,
     }
 }
 

@@ -1,7 +1,7 @@
 //! The generated grammar, run by llama.cpp's own grammar engine on real tokens, admits
 //! exactly calls to the offered tools with schema-valid arguments (and plain messages).
 
-use osprey_local_model::grammar::{ToolDef, tools_grammar};
+use osprey_local_model::grammar::{ToolDef, required_call_grammar, tools_grammar};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -157,4 +157,22 @@ fn schema_violations_are_refused_and_messages_admitted() {
             .grammar_admits(&grammar, &call("list_dir", "{}"))
             .unwrap()
     );
+}
+
+#[test]
+fn a_required_call_refuses_a_plain_answer() {
+    let Some(vocab) = vocab() else { return };
+    let grammar = required_call_grammar(&tools());
+    assert!(
+        !vocab
+            .grammar_admits(&grammar, "Done: hello.py prints hello.")
+            .unwrap()
+    );
+    assert!(
+        vocab
+            .grammar_admits(&grammar, &call("list_dir", "{}"))
+            .unwrap()
+    );
+    let with_line = format!("Listing first.\n{}", call("list_dir", "{}"));
+    assert!(vocab.grammar_admits(&grammar, &with_line).unwrap());
 }
