@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """The embedded model's task set: how many small tasks it finishes, with which aids.
 
-Four tasks, each in a fresh git repository:
-  hello   create hello.py that prints hello, then run it
-  add     write add.py and a unittest for it, then run the test
-  fix     a failing assertion: find the bug in stats.py, fix it, rerun the test
+Four tasks, each in a fresh git repository, each checked from the outcome (files, and the
+commands in the `--json` events), not from what the model says:
+  hello   create hello.py that prints hello, then run it (a run that exited 0)
+  add     write add.py and a unittest for it, then run the test (add is right, the test
+          passes and tests something, and the agent ran it successfully)
+  fix     a failing assertion: find the bug in stats.py, fix it, rerun the test (the test is
+          unchanged and passes, the fix is general, and the agent reran it successfully)
   answer  answer a question whose answer is only in a file of the project
 
 Ablation (`--mode ablation`, the default): the tasks run under `osprey exec` with the local
@@ -32,6 +35,7 @@ Needs OSPREY_LOCAL_MODEL (the verified GGUF; scripts/install-test-deps.sh prints
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -73,9 +77,17 @@ def python(cwd, *args):
                           timeout=60)
 
 
-def ran_a_command(events):
-    return any(e.get("type") == "item.completed"
-               and e.get("item", {}).get("type") == "command_execution" for e in events)
+def ran_successfully(events, pattern):
+    """True when a command the agent ran exited 0 and its command line or output matches
+    the regular expression `pattern`."""
+    for e in events:
+        item = e.get("item", {})
+        if (e.get("type") == "item.completed" and item.get("type") == "command_execution"
+                and item.get("exit_code") == 0
+                and re.search(pattern, item.get("command", "") + "\n"
+                              + item.get("aggregated_output", ""))):
+            return True
+    return False
 
 
 def final_message(events):
@@ -91,8 +103,8 @@ def check_hello(cwd, events):
     out = python(cwd, "hello.py")
     if "hello" not in out.stdout.lower():
         return False, f"hello.py printed {out.stdout!r} {out.stderr[-200:]!r}"
-    if not ran_a_command(events):
-        return False, "no command ran"
+    if not ran_successfully(events, r"hello\.py"):
+        return False, "hello.py was not run successfully"
     return True, "ok"
 
 
@@ -106,8 +118,8 @@ def check_add(cwd, events):
     out = python(cwd, "-m", "unittest", "test_add")
     if out.returncode != 0 or "Ran 0 tests" in out.stderr:
         return False, f"test_add fails or tests nothing: {out.stderr[-300:]!r}"
-    if not ran_a_command(events):
-        return False, "no command ran"
+    if not ran_successfully(events, r"Ran [1-9]\d* tests?"):
+        return False, "the tests were not run successfully"
     return True, "ok"
 
 
@@ -121,8 +133,8 @@ def check_fix(cwd, events):
     out = python(cwd, "-c", "from stats import average; assert average([1, 2]) == 1.5")
     if out.returncode != 0:
         return False, "average is only right for the tested input"
-    if not ran_a_command(events):
-        return False, "no command ran"
+    if not ran_successfully(events, r"Ran [1-9]\d* tests?"):
+        return False, "the fixed test was not run"
     return True, "ok"
 
 

@@ -394,6 +394,8 @@ fn local_model_options(config: &Config) -> osprey_local_model::LocalModelOptions
             osprey_config::LocalToolProfile::Local => osprey_local_model::PromptStyle::Compact,
             osprey_config::LocalToolProfile::Standard => osprey_local_model::PromptStyle::Client,
         },
-        loop_guard: settings.loop_guard,
+        // The turn loop's guard (session::local_aids) covers repeats across the whole
+        // turn; the engine's "same as the previous call" check would only pre-empt it.
+        loop_guard: false,
     }
 }

@@ -7,6 +7,7 @@
 //! thread only processes what is new after their common prefix. The fixed prefix (system
 //! message) is additionally saved to disk once and reloaded into a fresh process.
 
+use std::collections::HashSet;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -23,6 +24,7 @@ use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
+use llama_cpp_2::token_type::LlamaTokenAttr;
 use osprey_model::{ModelError, Prompt, ResponseEvent, ToolChoice};
 use osprey_protocol::{ResponseItem, TokenUsage};
 use tokio::sync::mpsc;
@@ -186,10 +188,12 @@ pub(crate) fn run(
         }
     };
     let model_size = std::fs::metadata(&model_path).map_or(0, |m| m.len());
+    let control_tokens = control_tokens(&model);
     let mut engine = Engine {
         model: &model,
         ctx,
         template,
+        control_tokens,
         cached: Vec::new(),
         options,
         model_path,
@@ -208,12 +212,25 @@ struct Engine<'m> {
     model: &'m LlamaModel,
     ctx: LlamaContext<'m>,
     template: LlamaChatTemplate,
+    /// Control tokens that do not end generation (`<|im_start|>`, …): never part of an answer.
+    control_tokens: HashSet<LlamaToken>,
     /// Tokens whose KV state is in sequence 0, in order.
     cached: Vec<LlamaToken>,
     options: LocalModelOptions,
     model_path: PathBuf,
     model_size: u64,
     load_ms: f64,
+}
+
+/// The control tokens of `model` that do not end generation.
+fn control_tokens(model: &LlamaModel) -> HashSet<LlamaToken> {
+    let vocab = model.vocab();
+    (0..model.n_vocab())
+        .map(LlamaToken)
+        .filter(|&token| {
+            vocab.attr(token).contains(LlamaTokenAttr::Control) && !vocab.is_eog(token)
+        })
+        .collect()
 }
 
 /// Applies the GGUF's chat template (llama.cpp's built-in template engine).
@@ -368,7 +385,13 @@ impl Engine<'_> {
             if job.events.is_closed() {
                 return Ok(());
             }
-            let token = pick(&self.ctx, &mut greedy, grammar.as_mut(), vocab.eos());
+            let token = pick(
+                &self.ctx,
+                &mut greedy,
+                grammar.as_mut(),
+                &self.control_tokens,
+                vocab.eos(),
+            );
             if vocab.is_eog(token) {
                 break;
             }
@@ -642,6 +665,7 @@ fn pick(
     ctx: &LlamaContext<'_>,
     greedy: &mut LlamaSampler,
     grammar: Option<&mut LlamaSampler>,
+    control_tokens: &HashSet<LlamaToken>,
     eos: LlamaToken,
 ) -> LlamaToken {
     // The arg-max over the ~152k logits runs in llama.cpp's optimised code.
@@ -649,17 +673,21 @@ fn pick(
     let Some(grammar) = grammar else {
         return best;
     };
-    let mut single = LlamaTokenDataArray::new(vec![LlamaTokenData::new(best, 0.0, 0.0)], false);
-    single.apply_sampler(grammar);
-    if single.data.first().is_some_and(|d| d.logit().is_finite()) {
-        return best;
+    // A control token's text (`<|im_start|>`) can look like admissible text to the
+    // grammar; when the grammar forbids ending, the model reached for one. Never take them.
+    if !control_tokens.contains(&best) {
+        let mut single = LlamaTokenDataArray::new(vec![LlamaTokenData::new(best, 0.0, 0.0)], false);
+        single.apply_sampler(grammar);
+        if single.data.first().is_some_and(|d| d.logit().is_finite()) {
+            return best;
+        }
     }
     let mut all = LlamaTokenDataArray::from_iter(ctx.candidates_ith(-1), false);
     all.apply_sampler(grammar);
     let best = all
         .data
         .iter()
-        .filter(|d| d.logit().is_finite())
+        .filter(|d| d.logit().is_finite() && !control_tokens.contains(&d.id()))
         .max_by(|a, b| a.logit().total_cmp(&b.logit()))
         .map(LlamaTokenData::id);
     // No admissible token at all cannot happen with a well-formed grammar; end the turn.

@@ -92,8 +92,9 @@ pub fn tools_grammar(tools: &[ToolDef]) -> String {
     grammar(tools, false)
 }
 
-/// The grammar for `tool_choice = "required"`: one call to one of `tools`, optionally after
-/// one line of text. With no tools, a message.
+/// The grammar for `tool_choice = "required"`: exactly one call to one of `tools`, with no
+/// text (allowed a line first, the model wrote that line until the token limit instead of
+/// calling). With no tools, a message.
 pub fn required_call_grammar(tools: &[ToolDef]) -> String {
     grammar(tools, true)
 }
@@ -136,7 +137,7 @@ fn grammar(tools: &[ToolDef], require_call: bool) -> String {
             literal(CALL_CLOSE)
         );
         out.push_str(if require_call {
-            "root ::= call | line \"\\n\"+ call\n"
+            "root ::= call\n"
         } else {
             "root ::= call | line (\"\\n\"+ call)?\n"
         });

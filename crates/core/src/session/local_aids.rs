@@ -154,8 +154,17 @@ fn mentions(text: &str, name: &str) -> bool {
 /// Most entries of the file listing shown at the start of a local-model thread.
 const OVERVIEW_ENTRIES: usize = 60;
 
-/// A user-context message listing the first two levels of `cwd`.
-pub(crate) fn project_files_message(cwd: &Path) -> ResponseItem {
+/// Interpreters and build tools a task is likely to need; the ones on `PATH` are named at
+/// the start of a thread (the model assumes `python` and `pip` exist where only `python3`
+/// and `pip3` do).
+const COMMON_COMMANDS: [&str; 14] = [
+    "python3", "python", "pip3", "pip", "pytest", "node", "npm", "cargo", "go", "java", "gcc",
+    "make", "git", "rg",
+];
+
+/// A user-context message listing the first two levels of `cwd`, and which common commands
+/// exist on `path` (the commands' `PATH`).
+pub(crate) fn project_files_message(cwd: &Path, path: Option<&str>) -> ResponseItem {
     let (entries, cut) = osprey_tools::project_overview(cwd, 2, OVERVIEW_ENTRIES);
     let mut text = String::from("<files>\n");
     if entries.is_empty() {
@@ -169,6 +178,22 @@ pub(crate) fn project_files_message(cwd: &Path) -> ResponseItem {
         text.push_str("(more files not shown; use list_dir)\n");
     }
     text.push_str("</files>");
+    let dirs: Vec<std::path::PathBuf> = path
+        .map(|p| std::env::split_paths(p).collect())
+        .unwrap_or_default();
+    let present: Vec<&str> = COMMON_COMMANDS
+        .into_iter()
+        .filter(|name| dirs.iter().any(|dir| dir.join(name).is_file()))
+        .collect();
+    if !present.is_empty() {
+        text.push_str("\nCommands available: ");
+        text.push_str(&present.join(", "));
+        let missing_python = !present.contains(&"python") && present.contains(&"python3");
+        if missing_python {
+            text.push_str(" (use python3: there is no python)");
+        }
+        text.push('.');
+    }
     ResponseItem::user_text(text)
 }
 
@@ -283,10 +308,27 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("deploy")).unwrap();
         std::fs::write(dir.path().join("deploy/service.toml"), "port = 1\n").unwrap();
-        let text = project_files_message(dir.path()).message_text().unwrap();
+        let text = project_files_message(dir.path(), None)
+            .message_text()
+            .unwrap();
         assert_eq!(text, "<files>\ndeploy/\ndeploy/service.toml\n</files>");
         let empty = tempfile::tempdir().unwrap();
-        let text = project_files_message(empty.path()).message_text().unwrap();
+        let text = project_files_message(empty.path(), None)
+            .message_text()
+            .unwrap();
         assert!(text.contains("empty"), "{text}");
+
+        let bin = tempfile::tempdir().unwrap();
+        for name in ["python3", "git"] {
+            std::fs::write(bin.path().join(name), "").unwrap();
+        }
+        let path = bin.path().display().to_string();
+        let text = project_files_message(empty.path(), Some(&path))
+            .message_text()
+            .unwrap();
+        assert!(
+            text.ends_with("Commands available: python3, git (use python3: there is no python)."),
+            "{text}"
+        );
     }
 }

@@ -276,7 +276,16 @@ pub(crate) fn initial_context(session: &Session, turn: &TurnContext) -> Vec<Resp
         &session.shell_name,
     )));
     if super::local_aids::uses_local_profile(config) {
-        items.push(super::local_aids::project_files_message(&turn.cwd));
+        let path = crate::tools::exec_env::command_env(
+            &session.services.env,
+            &config.shell_environment_policy,
+            false,
+        )
+        .remove("PATH");
+        items.push(super::local_aids::project_files_message(
+            &turn.cwd,
+            path.as_deref(),
+        ));
     }
     items
 }

@@ -174,5 +174,5 @@ fn a_required_call_refuses_a_plain_answer() {
             .unwrap()
     );
     let with_line = format!("Listing first.\n{}", call("list_dir", "{}"));
-    assert!(vocab.grammar_admits(&grammar, &with_line).unwrap());
+    assert!(!vocab.grammar_admits(&grammar, &with_line).unwrap());
 }

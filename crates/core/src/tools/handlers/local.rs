@@ -98,10 +98,40 @@ impl ToolHandler for LocalReadFileHandler {
     }
 
     async fn handle(&self, inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
-        delegate("read_file", &ReadFileHandler, inv, |args, cwd| {
+        let mut missing = None;
+        let result = delegate("read_file", &ReadFileHandler, inv, |args, cwd| {
             absolutize(args, "file_path", cwd, false);
+            if let Some(Value::String(path)) = args.get("file_path")
+                && !Path::new(path).exists()
+            {
+                missing = Some((path.clone(), cwd.to_path_buf()));
+            }
         })
-        .await
+        .await;
+        match (result, missing) {
+            (Err(_), Some((path, cwd))) => Err(ToolError::RespondToModel(not_found(&path, &cwd))),
+            (result, _) => result,
+        }
+    }
+}
+
+/// The message for a file that does not exist, naming files of the same name in the
+/// project (the model often drops the directory part).
+fn not_found(path: &str, cwd: &Path) -> String {
+    let name = Path::new(path).file_name();
+    let (entries, _) = osprey_tools::project_overview(cwd, 4, 5_000);
+    let same_name: Vec<String> = entries
+        .into_iter()
+        .filter(|entry| Path::new(entry).file_name() == name)
+        .take(5)
+        .collect();
+    if same_name.is_empty() {
+        format!("{path} does not exist. Call list_dir to see which files there are.")
+    } else {
+        format!(
+            "{path} does not exist. Files with that name: {}",
+            same_name.join(", ")
+        )
     }
 }
 
@@ -130,7 +160,8 @@ impl ToolHandler for LocalListDirHandler {
     }
 }
 
-/// `shell_command {command}`: a script run by the user's shell in the working directory.
+/// `shell_command {command}`: a script run by the user's shell (not as a login shell) in the
+/// working directory; "command not found" gets a hint naming similar commands.
 pub struct LocalShellCommandHandler;
 
 #[async_trait]
@@ -151,8 +182,52 @@ impl ToolHandler for LocalShellCommandHandler {
     }
 
     async fn handle(&self, inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
-        delegate("shell_command", &ShellCommandHandler, inv, |_, _| {}).await
+        let path = crate::tools::exec_env::command_env(
+            &inv.services.env,
+            &inv.turn.config.shell_environment_policy,
+            false,
+        )
+        .remove("PATH");
+        // Not a login shell: profile files may rewrite PATH, and the thread's first message
+        // names the commands found on the PATH the command really gets.
+        let mut output = delegate("shell_command", &ShellCommandHandler, inv, |args, _| {
+            args.insert("login".to_string(), Value::Bool(false));
+        })
+        .await?;
+        if let Some(hint) = missing_command_hint(&output.text, path.as_deref()) {
+            output.text.push_str("\n\n");
+            output.text.push_str(&hint);
+        }
+        Ok(output)
     }
+}
+
+/// For "bash: …: NAME: command not found", the commands on `path` whose names start with
+/// NAME (`python` → `python3`): the model tends to assume `python`, `pip` or `node` exist.
+fn missing_command_hint(output: &str, path: Option<&str>) -> Option<String> {
+    let missing = output.lines().find_map(|line| {
+        let rest = line.strip_suffix(": command not found")?;
+        rest.rsplit(": ").next().map(str::trim)
+    })?;
+    if missing.is_empty() || missing.contains('/') {
+        return None;
+    }
+    let mut similar: Vec<String> = std::env::split_paths(path?)
+        .filter_map(|dir| std::fs::read_dir(dir).ok())
+        .flatten()
+        .flatten()
+        .filter_map(|entry| entry.file_name().into_string().ok())
+        .filter(|name| name != missing && name.starts_with(missing))
+        .collect();
+    similar.sort();
+    similar.dedup();
+    similar.truncate(5);
+    (!similar.is_empty()).then(|| {
+        format!(
+            "`{missing}` is not installed here. Commands with similar names: {}",
+            similar.join(", ")
+        )
+    })
 }
 
 #[cfg(test)]
@@ -187,6 +262,41 @@ mod tests {
             args.is_empty(),
             "a missing required path is left for the handler to report"
         );
+    }
+
+    #[test]
+    fn a_missing_file_names_files_of_the_same_name() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("deploy")).unwrap();
+        std::fs::write(dir.path().join("deploy/service.toml"), "port = 1\n").unwrap();
+        let wrong = dir.path().join("service.toml");
+        assert_eq!(
+            not_found(&wrong.display().to_string(), dir.path()),
+            format!(
+                "{} does not exist. Files with that name: deploy/service.toml",
+                wrong.display()
+            )
+        );
+        assert!(not_found("/nope/x.txt", dir.path()).contains("list_dir"));
+    }
+
+    #[test]
+    fn a_missing_command_names_similar_commands() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["python3", "python3.11", "pip3"] {
+            std::fs::write(dir.path().join(name), "").unwrap();
+        }
+        let path = dir.path().display().to_string();
+        let output = "Exit code: 127\nOutput:\n/bin/bash: line 1: python: command not found\n";
+        assert_eq!(
+            missing_command_hint(output, Some(&path)).as_deref(),
+            Some(
+                "`python` is not installed here. Commands with similar names: python3, python3.11"
+            )
+        );
+        let output = "bash: node: command not found";
+        assert_eq!(missing_command_hint(output, Some(&path)), None);
+        assert_eq!(missing_command_hint("all fine", Some(&path)), None);
     }
 
     #[test]
