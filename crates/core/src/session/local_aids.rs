@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use osprey_config::{Config, LOCAL_PROVIDER_ID, LocalToolProfile};
-use osprey_protocol::ResponseItem;
+use osprey_protocol::{FunctionCallOutputPayload, ResponseItem};
 
 use super::Session;
 use crate::tools::call::ToolCall;
@@ -72,6 +72,7 @@ impl LoopGuard {
 /// does with the task half done:
 /// - its answer describes a call instead of making it ("To run the tests I would call
 ///   shell_command with …");
+/// - a file the request names ("create add.py and test_add.py") does not exist;
 /// - it changed files and ran nothing since, so the change is unchecked.
 ///
 /// Each reminder is given at most once per turn, and the answer after it must be a call
@@ -79,13 +80,18 @@ impl LoopGuard {
 pub(crate) struct FinishNudge {
     enabled: bool,
     tool_names: Vec<String>,
+    /// Files the request names, as paths under the working directory.
+    named_files: Vec<(String, std::path::PathBuf)>,
     narrated: bool,
+    reminded_of_files: bool,
+    /// The calls being run include a file write.
+    batch_writes: bool,
     unchecked_write: bool,
     reminded_to_check: bool,
 }
 
 impl FinishNudge {
-    pub(crate) fn for_session(session: &Session) -> Self {
+    pub(crate) fn for_session(session: &Session, request: &str, cwd: &Path) -> Self {
         let enabled = uses_local_profile(&session.config);
         Self {
             enabled,
@@ -94,7 +100,16 @@ impl FinishNudge {
             } else {
                 Vec::new()
             },
+            named_files: file_names_in(request)
+                .into_iter()
+                .map(|name| {
+                    let path = cwd.join(&name);
+                    (name, path)
+                })
+                .collect(),
             narrated: false,
+            reminded_of_files: false,
+            batch_writes: false,
             unchecked_write: false,
             reminded_to_check: false,
         }
@@ -102,13 +117,48 @@ impl FinishNudge {
 
     /// Notes the calls about to run: a write leaves the files unchecked until a command runs.
     pub(crate) fn observe(&mut self, calls: &[ToolCall]) {
+        self.batch_writes = false;
         for call in calls {
             if WRITING_TOOLS.contains(&call.tool_name.as_str()) {
                 self.unchecked_write = true;
+                self.batch_writes = true;
             } else if call.tool_name == "shell_command" {
                 self.unchecked_write = false;
             }
         }
+    }
+
+    /// After a batch with a file write, notes in the last output which files the request
+    /// names that still do not exist: the model reads its latest tool result far more
+    /// reliably than the request several messages up.
+    pub(crate) fn annotate(&self, outputs: &mut [ResponseItem]) {
+        if !self.enabled || !self.batch_writes {
+            return;
+        }
+        let missing = self.missing_files();
+        if missing.is_empty() {
+            return;
+        }
+        if let Some(ResponseItem::FunctionCallOutput { output, .. }) = outputs
+            .iter_mut()
+            .rev()
+            .find(|item| matches!(item, ResponseItem::FunctionCallOutput { .. }))
+        {
+            let text = format!(
+                "{}\n\nStill missing (named in the task): {}",
+                output.text(),
+                missing.join(", ")
+            );
+            *output = FunctionCallOutputPayload::from(text);
+        }
+    }
+
+    fn missing_files(&self) -> Vec<&str> {
+        self.named_files
+            .iter()
+            .filter(|(_, path)| !path.exists())
+            .map(|(name, _)| name.as_str())
+            .collect()
     }
 
     /// The reminder to record before asking again, when `answer` (a final answer with no
@@ -130,6 +180,15 @@ impl FinishNudge {
                 "You described a `{tool}` call but did not make it. Make the call now."
             )));
         }
+        if !self.reminded_of_files {
+            let missing = self.missing_files().join(", ");
+            if !missing.is_empty() {
+                self.reminded_of_files = true;
+                return Some(ResponseItem::user_text(format!(
+                    "The task names {missing}, which does not exist yet. Create it now."
+                )));
+            }
+        }
         if self.unchecked_write && !self.reminded_to_check {
             self.reminded_to_check = true;
             return Some(ResponseItem::user_text(
@@ -139,6 +198,33 @@ impl FinishNudge {
         }
         None
     }
+}
+
+/// Relative file names in a request ("create add.py and test_add.py" → both): a word with a
+/// name part holding a letter and a short alphanumeric extension. Absolute paths, URLs and
+/// abbreviations ("e.g.") are not taken.
+fn file_names_in(request: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for word in request.split(|c: char| c.is_whitespace() || ",;:()[]{}<>`'\"!?".contains(c)) {
+        let word = word.trim_end_matches('.');
+        let Some((stem, extension)) = word.rsplit_once('.') else {
+            continue;
+        };
+        let stem_ok = stem.len() >= 2
+            && stem.chars().any(char::is_alphabetic)
+            && stem
+                .chars()
+                .all(|c| c.is_alphanumeric() || "_-/.".contains(c))
+            && !stem.starts_with('/')
+            && !stem.contains("//");
+        let extension_ok = (1..=5).contains(&extension.len())
+            && extension.chars().all(|c| c.is_ascii_alphanumeric())
+            && extension.chars().any(|c| c.is_ascii_alphabetic());
+        if stem_ok && extension_ok && !names.iter().any(|n| n == word) {
+            names.push(word.to_string());
+        }
+    }
+    names
 }
 
 /// True when `name` occurs in `text` as a whole word.
@@ -263,7 +349,10 @@ mod tests {
         FinishNudge {
             enabled: true,
             tool_names: vec!["shell_command".into(), "write_file".into()],
+            named_files: Vec::new(),
             narrated: false,
+            reminded_of_files: false,
+            batch_writes: false,
             unchecked_write: false,
             reminded_to_check: false,
         }
@@ -294,9 +383,58 @@ mod tests {
     }
 
     #[test]
+    fn file_names_are_read_from_the_request() {
+        assert_eq!(
+            file_names_in(
+                "Create add.py with a function add(a, b), and test_add.py (see docs/notes.md). \
+                 Then run python3 -m unittest, e.g. twice; version 3.11 at https://x.org/a.html."
+            ),
+            ["add.py", "test_add.py", "docs/notes.md"]
+        );
+    }
+
+    #[test]
+    fn nudge_asks_once_for_named_files_that_do_not_exist() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("add.py"), "").unwrap();
+        let mut nudge = FinishNudge {
+            named_files: ["add.py", "test_add.py"]
+                .map(|n| (n.to_string(), dir.path().join(n)))
+                .to_vec(),
+            ..nudge()
+        };
+        let reminder = nudge.check(Some("Done.")).unwrap();
+        assert_eq!(
+            reminder.message_text().unwrap(),
+            "The task names test_add.py, which does not exist yet. Create it now."
+        );
+        assert_eq!(nudge.check(Some("Done.")), None, "once");
+
+        // After a write, the last tool result says what is still missing.
+        nudge.observe(&[call("w", "write_file", "{}")]);
+        let mut outputs = vec![ResponseItem::FunctionCallOutput {
+            call_id: "w".into(),
+            output: FunctionCallOutputPayload::from("Wrote add.py".to_string()),
+        }];
+        nudge.annotate(&mut outputs);
+        let ResponseItem::FunctionCallOutput { output, .. } = &outputs[0] else {
+            panic!("an output")
+        };
+        assert_eq!(
+            output.text(),
+            "Wrote add.py\n\nStill missing (named in the task): test_add.py"
+        );
+        nudge.observe(&[call("r", "shell_command", "{}")]);
+        let before = outputs.clone();
+        nudge.annotate(&mut outputs);
+        assert_eq!(outputs, before, "only after writes");
+    }
+
+    #[test]
     fn nudge_is_off_outside_the_local_profile() {
         let mut nudge = FinishNudge {
             enabled: false,
+            named_files: vec![("gone.py".into(), "/nonexistent/gone.py".into())],
             ..nudge()
         };
         nudge.observe(&[call("a", "write_file", "{}")]);

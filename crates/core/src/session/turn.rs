@@ -95,13 +95,14 @@ async fn run_turn_inner(
             },
         );
     }
+    let request_text = user_item.message_text().unwrap_or_default();
     session.record([user_item]);
 
     let mut turn_usage = TokenUsage::default();
     let mut last_agent_message: Option<String> = None;
     let mut compacted_for_overflow = false;
     let mut loop_guard = LoopGuard::for_config(&session.config);
-    let mut nudge = FinishNudge::for_session(session);
+    let mut nudge = FinishNudge::for_session(session, &request_text, &turn.cwd);
     let mut tool_choice = ToolChoice::Auto;
     loop {
         let prompt = build_prompt(session, &turn, std::mem::take(&mut tool_choice));
@@ -219,7 +220,9 @@ async fn run_turn_inner(
             cancel.clone(),
         )
         .await;
-        session.record(outcome.outputs);
+        let mut outputs = outcome.outputs;
+        nudge.annotate(&mut outputs);
+        session.record(outputs);
         session.flush().await;
         let over_limit = usage.is_some_and(|u| crate::compact::should_auto_compact(session, &u));
         if over_limit
