@@ -269,14 +269,24 @@ def free_port():
 
 
 def start_server(osprey, env):
+    """Starts `osprey model serve`; its stderr (the "serving" line, then one line per
+    request) goes to a log file next to the task directories."""
     port = free_port()
+    log_path = tempfile.mktemp(prefix="local-bench-serve-", suffix=".log")
+    log = open(log_path, "w")
     proc = subprocess.Popen([osprey, "model", "serve", "--port", str(port)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            stdout=subprocess.DEVNULL, stderr=log, text=True,
                             start_new_session=True)
-    line = proc.stdout.readline()
-    if "serving" not in line:
-        raise SystemExit(f"osprey model serve did not start: {line!r}")
-    return proc, f"http://127.0.0.1:{port}/v1"
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        with open(log_path) as f:
+            if "serving" in f.read():
+                print(json.dumps({"server_log": log_path}), flush=True)
+                return proc, f"http://127.0.0.1:{port}/v1"
+        if proc.poll() is not None:
+            break
+        time.sleep(0.2)
+    raise SystemExit(f"osprey model serve did not start; see {log_path}")
 
 
 def provider_toml(base_url, extra=""):
