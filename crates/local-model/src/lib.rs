@@ -17,7 +17,8 @@
 //! - [`grammar`] generates a GBNF grammar from the offered tools' JSON schemas, so sampling
 //!   can only produce a plain answer or a call to an offered tool with valid arguments;
 //!   [`parse`] reads calls back out (also fenced or bare JSON from unconstrained output).
-//! - [`tools`] defines the local tool profile (`write_file` instead of `apply_patch`).
+//! - [`tools`] specifies `write_file`, the local profile's whole-file write (the agent
+//!   implements it through its patch path).
 //! - The engine keeps the KV state of the previous request so a thread's next turn only
 //!   processes new tokens, and saves the fixed prefix (instructions + tools) to disk
 //!   ([`prefix_cache`]) so a new process starts answering in seconds.
@@ -49,7 +50,7 @@ pub use fetch::{FetchError, FetchProgress, fetch_model, machine_cache_dir, model
 pub use inspect::ModelVocab;
 pub use serve::serve;
 pub use stats::Stats;
-pub use tools::{LOCAL_TOOL_NAMES, write_file, write_file_spec};
+pub use tools::write_file_spec;
 
 /// The provider id under which the embedded model is selected.
 pub const PROVIDER_ID: &str = "local";

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use osprey_local_model::{LocalModelAdapter, LocalModelOptions, fetch_model, write_file};
+use osprey_local_model::{LocalModelAdapter, LocalModelOptions, fetch_model};
 use osprey_model::{Prompt, ResponseEvent, WireAdapter};
 use osprey_process::{ExecExpiration, ExecRequest, OutputCaps, run_to_completion};
 use osprey_protocol::{FunctionCallOutputPayload, ResponseItem};
@@ -48,6 +48,23 @@ async fn shell(args: &str, cwd: &Path) -> (String, Option<i32>) {
         ),
         out.exit_code,
     )
+}
+
+/// The test loop's `write_file`: writes `content` to `path` under `cwd`. (The agent's real
+/// one goes through the patch path in osprey-core.)
+fn write_file(args: &str, cwd: &Path) -> String {
+    let Ok(args) = serde_json::from_str::<Value>(args) else {
+        return "write_file needs {\"path\": string, \"content\": string}".into();
+    };
+    let (Some(path), Some(content)) = (args["path"].as_str(), args["content"].as_str()) else {
+        return "write_file needs {\"path\": string, \"content\": string}".into();
+    };
+    let target = cwd.join(path);
+    if let Some(parent) = target.parent() {
+        std::fs::create_dir_all(parent).unwrap();
+    }
+    std::fs::write(&target, content).unwrap();
+    format!("Wrote {path}")
 }
 
 /// What a task run left behind.
@@ -107,7 +124,7 @@ async fn run_task(task: &str) -> Run {
         }
         for (name, args, call_id) in calls {
             let output = match name.as_str() {
-                "write_file" => write_file(&args, work.path()).unwrap_or_else(|e| e.to_string()),
+                "write_file" => write_file(&args, work.path()),
                 "shell_command" => {
                     let (text, code) = shell(&args, work.path()).await;
                     if code == Some(0) {
