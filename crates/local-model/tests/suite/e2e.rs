@@ -64,7 +64,12 @@ fn write_file(args: &str, cwd: &Path) -> String {
         std::fs::create_dir_all(parent).unwrap();
     }
     std::fs::write(&target, content).unwrap();
-    format!("Wrote {path}")
+    let lines = content.lines().count();
+    format!(
+        "Wrote {} ({} bytes, {lines} lines).",
+        target.display(),
+        content.len()
+    )
 }
 
 /// What a task run left behind.
