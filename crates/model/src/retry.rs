@@ -29,7 +29,8 @@ pub(crate) fn backoff(base: Duration, attempt: u64) -> Duration {
 }
 
 /// The delay a response asks for: `retry-after-ms`, then `Retry-After` as seconds or an
-/// HTTP date. Capped at [`MAX_WAIT`].
+/// HTTP date. Capped at [`MAX_WAIT`]; a value that is negative, not a number or unreadable
+/// is ignored (the caller falls back to its own backoff).
 pub(crate) fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
     let text = |name: &str| {
         headers
@@ -37,18 +38,15 @@ pub(crate) fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Durati
             .and_then(|v| v.to_str().ok())
             .map(str::trim)
     };
-    if let Some(ms) = text("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
-        && ms.is_finite()
-        && ms >= 0.0
+    if let Some(wait) = text("retry-after-ms")
+        .and_then(|v| v.parse::<f64>().ok())
+        .and_then(|ms| capped_secs(ms / 1000.0))
     {
-        return Some(Duration::from_secs_f64(ms / 1000.0).min(MAX_WAIT));
+        return Some(wait);
     }
     let value = text("retry-after")?;
     if let Ok(secs) = value.parse::<f64>() {
-        if secs.is_finite() && secs >= 0.0 {
-            return Some(Duration::from_secs_f64(secs.min(MAX_WAIT.as_secs_f64())));
-        }
-        return None;
+        return capped_secs(secs);
     }
     let when = httpdate::parse_http_date(value).ok()?;
     Some(
@@ -56,6 +54,16 @@ pub(crate) fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Durati
             .unwrap_or(Duration::ZERO)
             .min(MAX_WAIT),
     )
+}
+
+/// `secs` as a wait of at most [`MAX_WAIT`], or `None` when it is negative or not finite.
+/// The cap comes before the `Duration` is built: `Duration::from_secs_f64` panics on values
+/// it cannot hold, and a server may send any number.
+fn capped_secs(secs: f64) -> Option<Duration> {
+    if !secs.is_finite() || secs < 0.0 {
+        return None;
+    }
+    Some(Duration::from_secs_f64(secs.min(MAX_WAIT.as_secs_f64())))
 }
 
 /// Reads "try again in 1.5s" / "try again in 300ms" / "try again in 2 seconds" from a rate
@@ -76,8 +84,7 @@ pub(crate) fn try_again_hint(message: &str) -> Option<Duration> {
     } else {
         return None;
     };
-    (secs.is_finite() && secs >= 0.0)
-        .then(|| Duration::from_secs_f64(secs.min(MAX_WAIT.as_secs_f64())))
+    capped_secs(secs)
 }
 
 /// The useful part of an error body: `error.message` (and `error.code`) from an
@@ -187,6 +194,50 @@ mod tests {
         assert_eq!(retry_after(&headers(&[("retry-after", "soon")]), now), None);
         assert_eq!(retry_after(&headers(&[("retry-after", "-1")]), now), None);
         assert_eq!(retry_after(&HeaderMap::new(), now), None);
+    }
+
+    /// Regression: a huge `retry-after-ms` built a `Duration` before capping and panicked.
+    #[test]
+    fn retry_after_survives_huge_negative_and_garbage_values() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        for huge in ["1e300", "18446744073709551616000", "9".repeat(300).as_str()] {
+            assert_eq!(
+                retry_after(&headers(&[("retry-after-ms", huge)]), now),
+                Some(MAX_WAIT),
+                "retry-after-ms: {huge}"
+            );
+            assert_eq!(
+                retry_after(&headers(&[("retry-after", huge)]), now),
+                Some(MAX_WAIT),
+                "retry-after: {huge}"
+            );
+        }
+        for ignored in [
+            "-1", "-1e300", "NaN", "inf", "-inf", "soon", "", "0x10", "1,5",
+        ] {
+            assert_eq!(
+                retry_after(&headers(&[("retry-after-ms", ignored)]), now),
+                None,
+                "retry-after-ms: {ignored:?}"
+            );
+            assert_eq!(
+                retry_after(&headers(&[("retry-after", ignored)]), now),
+                None,
+                "retry-after: {ignored:?}"
+            );
+        }
+        // An unusable `retry-after-ms` falls back to `Retry-After`.
+        assert_eq!(
+            retry_after(
+                &headers(&[("retry-after-ms", "-5"), ("retry-after", "2")]),
+                now
+            ),
+            Some(Duration::from_secs(2))
+        );
+        assert_eq!(
+            try_again_hint(&format!("try again in {}s", "9".repeat(300))),
+            Some(MAX_WAIT)
+        );
     }
 
     #[test]

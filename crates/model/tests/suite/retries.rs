@@ -213,3 +213,64 @@ async fn malformed_stream_data_is_retried_then_reported_clearly() {
     );
     server.verify();
 }
+
+fn rate_limited_with(header: &str, value: &str) -> MockResponse {
+    MockResponse::Http {
+        status: 429,
+        headers: vec![(header.to_owned(), value.to_owned())],
+        body: r#"{"error":{"message":"slow down","code":"rate_limit_exceeded"}}"#.to_owned(),
+    }
+}
+
+/// Regression: a huge `retry-after-ms` panicked the request task (a `Duration` was built
+/// before the cap), which left a turn hanging; now the wait is capped at 60 s.
+#[tokio::test]
+async fn a_huge_retry_after_waits_capped_instead_of_panicking() {
+    for header in ["retry-after-ms", "retry-after"] {
+        let server = MockModelServer::start(vec![
+            rate_limited_with(header, "1e300"),
+            sse_turn(vec![ev_assistant_message("msg_1", "ok")]),
+        ])
+        .await;
+        let client = client(provider(&server.base_url(), WireApi::Responses));
+        let mut task = tokio::spawn(async move { client.stream(&hi()).await.map(|_| ()) });
+        // Still waiting (capped at 60 s) after the 429 arrived: no panic, no early retry.
+        let outcome = tokio::time::timeout(Duration::from_millis(700), &mut task).await;
+        task.abort();
+        assert!(
+            outcome.is_err(),
+            "{header}: 1e300 should mean a capped wait, got {outcome:?}"
+        );
+        assert_eq!(server.requests().len(), 1, "{header}");
+    }
+}
+
+#[tokio::test]
+async fn negative_or_garbage_retry_after_falls_back_to_backoff() {
+    for (header, value) in [
+        ("retry-after-ms", "-250"),
+        ("retry-after-ms", "NaN"),
+        ("retry-after-ms", "-1e300"),
+        ("retry-after", "-3"),
+        ("retry-after", "inf"),
+        ("retry-after", "tomorrow-ish"),
+    ] {
+        let server = MockModelServer::start(vec![
+            rate_limited_with(header, value),
+            sse_turn(vec![ev_assistant_message("msg_1", "ok")]),
+        ])
+        .await;
+        let client = client(provider(&server.base_url(), WireApi::Responses));
+        let started = Instant::now();
+        let (events, error) = run(&client, &hi()).await;
+        assert!(error.is_none(), "{header}: {value}: {error:?}");
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{header}: {value}: waited {:?}",
+            started.elapsed()
+        );
+        assert_eq!(done_items(&events).len(), 1, "{header}: {value}");
+        assert_eq!(server.requests().len(), 2, "{header}: {value}");
+        server.verify();
+    }
+}
