@@ -21,7 +21,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 use tracing::{debug, warn};
 
-use crate::decode::{Decoder, Failure, Flow};
+use crate::decode::{Decoder, Failure, Flow, frame_name};
 use crate::error::StreamFault;
 use crate::prompt::{Prompt, ResponseEvent};
 use crate::responses::{OUTPUT_SCHEMA_NAME, preview};
@@ -497,14 +497,21 @@ impl ChatDecoder {
 }
 
 impl Decoder for ChatDecoder {
-    fn frame(&mut self, data: &str, out: &mut Vec<ResponseEvent>) -> Result<Flow, Failure> {
+    fn frame(
+        &mut self,
+        sse_event: &str,
+        data: &str,
+        out: &mut Vec<ResponseEvent>,
+    ) -> Result<Flow, Failure> {
         if data.trim() == "[DONE]" {
             self.finish(out);
             return Ok(Flow::Done);
         }
         let chunk: Value = serde_json::from_str(data).map_err(|err| {
+            let which = frame_name(sse_event, data)
+                .map_or_else(|| "a chunk".to_owned(), |name| format!("a `{name}` chunk"));
             Failure::Broken(StreamFault::Malformed(format!(
-                "a chunk is not JSON ({err}): {}",
+                "{which} is not JSON ({err}): {}",
                 preview(data)
             )))
         })?;
@@ -686,7 +693,9 @@ mod tests {
             json!({"choices":[{"delta":{"tool_calls":[{"function":{"name":"a","arguments":"{\"x\""}}]}}]}),
             json!({"choices":[{"delta":{"tool_calls":[{"function":{"arguments":":1}"}}]},"finish_reason":"tool_calls"}]}),
         ] {
-            decoder.frame(&chunk.to_string(), &mut out).unwrap();
+            decoder
+                .frame("message", &chunk.to_string(), &mut out)
+                .unwrap();
         }
         decoder.end(&mut out).unwrap();
         let done: Vec<_> = out
@@ -709,11 +718,24 @@ mod tests {
     }
 
     #[test]
+    fn a_chunk_that_is_not_json_is_named_and_quoted() {
+        let err = ChatDecoder::default().frame("message", "{\"choices\": [", &mut Vec::new());
+        let Err(Failure::Broken(StreamFault::Malformed(text))) = err else {
+            panic!("expected a malformed-stream failure, got {err:?}");
+        };
+        assert!(
+            text.starts_with("a chunk is not JSON (") && text.ends_with("): {\"choices\": ["),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn a_body_that_ends_without_finish_reason_is_broken() {
         let mut decoder = ChatDecoder::default();
         let mut out = Vec::new();
         decoder
             .frame(
+                "message",
                 &json!({"choices":[{"delta":{"content":"hal"}}]}).to_string(),
                 &mut out,
             )

@@ -34,8 +34,14 @@ pub(crate) enum Failure {
 
 /// A wire protocol's view of an SSE body.
 pub(crate) trait Decoder: Send {
-    /// Handles one frame's data, appending the events it yields to `out`.
-    fn frame(&mut self, data: &str, out: &mut Vec<ResponseEvent>) -> Result<Flow, Failure>;
+    /// Handles one frame, appending the events it yields to `out`. `event` is the frame's SSE
+    /// `event:` name (`message` when the server sent none), for naming the frame in errors.
+    fn frame(
+        &mut self,
+        event: &str,
+        data: &str,
+        out: &mut Vec<ResponseEvent>,
+    ) -> Result<Flow, Failure>;
     /// The body ended without [`Flow::Done`]: finish (appending to `out`) or fail.
     fn end(&mut self, out: &mut Vec<ResponseEvent>) -> Result<(), Failure>;
 }
@@ -125,7 +131,7 @@ pub(crate) async fn pump(
             // Comments and keep-alives carry no data.
             continue;
         }
-        let flow = decoder.frame(&frame.data, &mut out);
+        let flow = decoder.frame(&frame.event, &frame.data, &mut out);
         if !forward.send_all(&mut out).await {
             return Pumped::ConsumerGone;
         }
@@ -135,6 +141,20 @@ pub(crate) async fn pump(
             Err(failure) => return Pumped::Failed(failure),
         }
     }
+}
+
+/// The name an error gives a frame whose data could not be read: its SSE `event:` name, or
+/// else the `"type"` its data declares (read leniently, since the data is not valid JSON).
+pub(crate) fn frame_name(event: &str, data: &str) -> Option<String> {
+    let event = event.trim();
+    if !event.is_empty() && event != "message" {
+        return Some(event.to_owned());
+    }
+    let after_key = &data[data.find("\"type\"")? + "\"type\"".len()..];
+    let value = after_key.trim_start().strip_prefix(':')?.trim_start();
+    let value = value.strip_prefix('"')?;
+    let name = &value[..value.find('"')?];
+    (!name.is_empty() && name.len() <= 100).then(|| name.to_owned())
 }
 
 /// Whether the body is JSON: a server that ignores `stream: true`, or a proxy answering

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tracing::debug;
 
-use crate::decode::{Decoder, Failure, Flow};
+use crate::decode::{Decoder, Failure, Flow, frame_name};
 use crate::error::StreamFault;
 use crate::prompt::{Prompt, ResponseEvent};
 use crate::retry::code_text;
@@ -154,10 +154,19 @@ impl From<Usage> for TokenUsage {
 pub(crate) struct ResponsesDecoder;
 
 impl Decoder for ResponsesDecoder {
-    fn frame(&mut self, data: &str, out: &mut Vec<ResponseEvent>) -> Result<Flow, Failure> {
+    fn frame(
+        &mut self,
+        sse_event: &str,
+        data: &str,
+        out: &mut Vec<ResponseEvent>,
+    ) -> Result<Flow, Failure> {
         let event: Event = serde_json::from_str(data).map_err(|err| {
+            let which = frame_name(sse_event, data).map_or_else(
+                || "an event".to_owned(),
+                |name| format!("the `{name}` event"),
+            );
             Failure::Broken(StreamFault::Malformed(format!(
-                "an event is not JSON with a `type` ({err}): {}",
+                "{which} is not JSON with a `type` ({err}): {}",
                 preview(data)
             )))
         })?;
@@ -212,7 +221,7 @@ impl Decoder for ResponsesDecoder {
                         serde_json::from_value::<Usage>(usage.clone())
                             .map_err(|err| {
                                 Failure::Broken(StreamFault::Malformed(format!(
-                                    "response.completed has an unreadable usage ({err})"
+                                    "the `response.completed` event has an unreadable usage ({err})"
                                 )))
                             })?
                             .into(),
@@ -288,9 +297,11 @@ fn parse_item(item: Option<Value>, kind: &str) -> Result<Option<ResponseItem>, F
         debug!(event = kind, "event without an item");
         return Ok(None);
     };
+    let text = item.to_string();
     serde_json::from_value(item).map(Some).map_err(|err| {
         Failure::Broken(StreamFault::Malformed(format!(
-            "{kind} carries an item that is not a Responses item ({err})"
+            "the `{kind}` event carries an item that is not a Responses item ({err}): {}",
+            preview(&text)
         )))
     })
 }
@@ -360,7 +371,7 @@ mod tests {
 
     fn decode(data: Value) -> Result<Vec<ResponseEvent>, Failure> {
         let mut out = Vec::new();
-        ResponsesDecoder.frame(&data.to_string(), &mut out)?;
+        ResponsesDecoder.frame("message", &data.to_string(), &mut out)?;
         Ok(out)
     }
 
@@ -390,10 +401,40 @@ mod tests {
             vec![]
         );
         let mut out = Vec::new();
-        let err = ResponsesDecoder.frame("{not json", &mut out);
+        let err = ResponsesDecoder.frame("message", "{not json", &mut out);
         assert!(matches!(
             err,
             Err(Failure::Broken(StreamFault::Malformed(_)))
         ));
+    }
+
+    fn malformed_text(sse_event: &str, data: &str) -> String {
+        match ResponsesDecoder.frame(sse_event, data, &mut Vec::new()) {
+            Err(Failure::Broken(StreamFault::Malformed(text))) => text,
+            other => panic!("expected a malformed-stream failure, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn malformed_events_are_named_in_the_error() {
+        // By the SSE `event:` line …
+        let text = malformed_text("response.output_text.delta", r#"{"type":"response.outp"#);
+        assert!(
+            text.starts_with("the `response.output_text.delta` event is not JSON"),
+            "{text}"
+        );
+        // … or, without one, by the `type` the broken data declares …
+        let text = malformed_text("message", r#"{"type": "response.completed", "response": {"#);
+        assert!(
+            text.starts_with("the `response.completed` event is not JSON"),
+            "{text}"
+        );
+        // … and the data itself is quoted.
+        assert!(
+            text.ends_with(r#"{"type": "response.completed", "response": {"#),
+            "{text}"
+        );
+        let text = malformed_text("message", "{not json");
+        assert!(text.starts_with("an event is not JSON"), "{text}");
     }
 }

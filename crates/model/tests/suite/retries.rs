@@ -206,9 +206,11 @@ async fn malformed_stream_data_is_retried_then_reported_clearly() {
         ),
         "{err:?}"
     );
+    // The error names the event that failed to parse and quotes its data.
     let text = err.to_string();
     assert!(
-        text.contains("malformed") && text.contains("{this is not json"),
+        text.contains("malformed stream data: the `response.created` event is not JSON")
+            && text.contains(": {this is not json (after 2 attempts)"),
         "{text}"
     );
     server.verify();
