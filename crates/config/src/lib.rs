@@ -48,6 +48,7 @@ mod paths;
 mod provider;
 mod requirements;
 mod schema;
+mod tool_choice;
 mod types;
 
 pub use builder::{ConfigBuilder, LoadedConfig};
@@ -65,10 +66,12 @@ pub use paths::{
     CONFIG_FILE_NAME, PROJECT_CONFIG_DIR, REQUIREMENTS_FILE_NAME, find_osprey_home, project_root,
 };
 pub use provider::{
-    LMSTUDIO_PROVIDER_ID, LOCAL_MODEL_NAME, LOCAL_PROVIDER_ID, ModelProviderInfo,
-    OLLAMA_PROVIDER_ID, OPENAI_DEFAULT_BASE_URL, OPENAI_PROVIDER_ID, WireApi, built_in_providers,
+    IN_PROCESS_PROVIDER_IDS, LMSTUDIO_PROVIDER_ID, LOCAL_MODEL_NAME, LOCAL_PROVIDER_ID,
+    ModelProviderInfo, OLLAMA_PROVIDER_ID, OPENAI_DEFAULT_BASE_URL, OPENAI_PROVIDER_ID, WireApi,
+    built_in_providers,
 };
 pub use requirements::{ConfigRequirements, RequirementsFile, SYSTEM_REQUIREMENTS_PATH};
+pub use tool_choice::{ToolProfileChoice, ToolProfileKind};
 pub use types::{
     ApplyPatchToolType, CORE_ENV_VARS, DEFAULT_ENV_EXCLUDES, LocalModelConfig, LocalToolProfile,
     ReasoningSummaryMode, ShellEnvironmentInherit, ShellEnvironmentPolicy, ShellToolType,

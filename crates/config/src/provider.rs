@@ -87,6 +87,9 @@ impl ModelProviderInfo {
 
 /// Id of the embedded local model (crate `osprey-local-model`): no URL, no key.
 pub const LOCAL_PROVIDER_ID: &str = "local";
+/// Providers that run inside the Osprey process rather than behind an HTTP endpoint; a
+/// program must register a factory for them (`osprey_model::ProviderRegistry`).
+pub const IN_PROCESS_PROVIDER_IDS: &[&str] = &[LOCAL_PROVIDER_ID];
 /// The model name of the embedded local model.
 pub const LOCAL_MODEL_NAME: &str = "qwen2.5-coder-1.5b-instruct-q4_k_m";
 

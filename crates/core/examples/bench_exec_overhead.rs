@@ -32,7 +32,7 @@ async fn main() {
         .unwrap_or(200);
     let dir = tempfile::tempdir().unwrap();
     let config = osprey_config::Config::for_tests(dir.path(), dir.path()).unwrap();
-    let registry = osprey_core::tools::build_registry(&config);
+    let registry = osprey_core::tools::build_registry(&osprey_core::tools::profile_for(&config));
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     tokio::spawn(async move { while rx.recv().await.is_some() {} });
     let env: std::collections::HashMap<String, String> = std::env::vars_os()

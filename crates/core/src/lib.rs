@@ -18,6 +18,7 @@ mod error;
 pub mod events;
 pub mod exec_policy;
 pub mod history;
+mod inspect;
 pub mod project_doc;
 pub mod prompt;
 pub mod sandbox;
@@ -27,4 +28,7 @@ pub mod tools;
 pub mod turn_context;
 
 pub use error::CoreError;
+/// The provider seam: front ends register factories for providers that are not HTTP
+/// endpoints ([`ThreadManager::with_provider`]).
+pub use osprey_model::{ModelProviderFactory, ProviderRegistry};
 pub use thread_manager::{OspreyThread, ThreadManager};

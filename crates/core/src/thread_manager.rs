@@ -12,7 +12,7 @@ use crate::tools::unified_exec::UnifiedExecSessions;
 use crate::tools::{self, context::SessionServices};
 use osprey_config::Config;
 use osprey_mcp::McpConnectionManager;
-use osprey_model::ModelClient;
+use osprey_model::{ModelClient, ModelProviderFactory, ProviderRegistry};
 use osprey_protocol::{Event, Op, ResponseItem, ThreadId, TokenUsage};
 use osprey_rollout::{BaseInstructions, RolloutRecorder, SessionMeta, SessionSource};
 use osprey_shell::Shell;
@@ -48,6 +48,8 @@ impl OspreyThread {
 pub struct ThreadManager {
     threads: Mutex<HashMap<ThreadId, Arc<OspreyThread>>>,
     env: HashMap<String, String>,
+    /// Factories for providers that are not HTTP endpoints (the front end registers them).
+    providers: ProviderRegistry,
     osprey_exe: Option<std::path::PathBuf>,
     ignore_rules: bool,
     ephemeral: bool,
@@ -72,12 +74,20 @@ impl ThreadManager {
         Self {
             threads: Mutex::new(HashMap::new()),
             env,
+            providers: ProviderRegistry::default(),
             osprey_exe: None,
             ignore_rules: false,
             ephemeral: false,
             originator: "osprey".to_string(),
             source: SessionSource::Unknown,
         }
+    }
+
+    /// Serves `model_provider = "<id>"` with this factory instead of HTTP (the embedded
+    /// local model registers itself this way; core never links it).
+    pub fn with_provider(mut self, factory: Arc<dyn ModelProviderFactory>) -> Self {
+        self.providers.register(factory);
+        self
     }
 
     /// Write no session files (`--ephemeral`).
@@ -238,23 +248,11 @@ impl ThreadManager {
     }
 
     async fn model_client(&self, config: &Config) -> Result<ModelClient, CoreError> {
-        if config.model_provider_id == osprey_config::LOCAL_PROVIDER_ID {
-            // The embedded model: loaded in-process (seconds), on a blocking thread.
-            let path = osprey_local_model::model_path(&config.osprey_home);
-            let options = local_model_options(config);
-            let adapter = tokio::task::spawn_blocking(move || {
-                osprey_local_model::LocalModelAdapter::new(&path, options)
-            })
-            .await
-            .map_err(|e| CoreError::Invalid(format!("loading the local model stopped: {e}")))?
-            .map_err(|e| CoreError::Invalid(e.to_string()))?;
-            return Ok(ModelClient::from_adapter(Arc::new(adapter)));
-        }
-        let env = self.env.clone();
-        Ok(ModelClient::new(
-            config.model_provider.clone(),
-            &move |name: &str| env.get(name).cloned(),
-        )?)
+        let env = &self.env;
+        Ok(self
+            .providers
+            .client(config, &|name: &str| env.get(name).cloned())
+            .await?)
     }
 
     /// Starts the configured MCP servers (concurrently, each within its startup timeout).
@@ -284,7 +282,8 @@ impl ThreadManager {
         let (event_tx, event_rx) = mpsc::unbounded_channel();
         let (op_tx, op_rx) = mpsc::channel(64);
         let events = EventEmitter::new(thread_id, event_tx).with_recorder(init.recorder.clone());
-        let registry = tools::build_registry_with_mcp(&config, &mcp);
+        let profile = tools::profile_for(&config);
+        let registry = tools::build_registry_with_mcp(&config, &profile, &mcp);
         let settings = ThreadSettings {
             cwd: config.cwd.clone(),
             model: config.model.clone(),
@@ -317,6 +316,7 @@ impl ThreadManager {
             config: Arc::new(config),
             model: Arc::new(model),
             registry: Arc::new(registry),
+            profile: Arc::new(profile),
             services: Arc::new(SessionServices {
                 events,
                 approvals: ApprovalBroker::default(),
@@ -376,26 +376,5 @@ impl ThreadManager {
 
     pub fn get(&self, id: ThreadId) -> Option<Arc<OspreyThread>> {
         self.threads.lock().ok()?.get(&id).cloned()
-    }
-}
-
-/// The embedded model's options from `[local_model]`.
-fn local_model_options(config: &Config) -> osprey_local_model::LocalModelOptions {
-    let settings = &config.local_model;
-    osprey_local_model::LocalModelOptions {
-        context_tokens: settings.context_tokens,
-        threads: settings.threads,
-        max_output_tokens: settings.max_output_tokens,
-        prefix_cache_dir: settings
-            .prefix_cache
-            .then(|| config.osprey_home.join("models")),
-        constrained: settings.constrained_decoding,
-        prompt_style: match settings.tool_profile {
-            osprey_config::LocalToolProfile::Local => osprey_local_model::PromptStyle::Compact,
-            osprey_config::LocalToolProfile::Standard => osprey_local_model::PromptStyle::Client,
-        },
-        // The turn loop's guard (session::local_aids) covers repeats across the whole
-        // turn; the engine's "same as the previous call" check would only pre-empt it.
-        loop_guard: false,
     }
 }

@@ -154,6 +154,7 @@ async fn run(
         ensure_local_model(&config.osprey_home, cli.no_fetch, stderr).await?;
     }
     let mut manager = ThreadManager::new(env)
+        .with_provider(osprey_local_model::LocalModelProvider::shared())
         .ignore_rules(cli.ignore_rules)
         .ephemeral(cli.ephemeral)
         .with_origin("osprey_exec", SessionSource::Exec);

@@ -115,8 +115,5 @@ mod tests {
             message.contains("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"),
             "{message}"
         );
-        let info = crate::provider_info();
-        assert_eq!(info.id, "local");
-        assert_eq!(info.env_key, None);
     }
 }

@@ -45,6 +45,7 @@ pub use server::{OspreyMcpServer, ServerOptions};
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use osprey_protocol::{EventMsg, Op};
@@ -57,13 +58,20 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// Runs `osprey mcp-server`: serves MCP on stdin/stdout until the client disconnects.
 /// Returns the process exit code (0 after a normal disconnect, 1 when the connection could
 /// not be set up). Diagnostics go to stderr; stdout carries only MCP messages.
-pub async fn run_main(version: &str) -> i32 {
-    run_main_with_exe(version, std::env::current_exe().ok()).await
+pub async fn run_main(
+    version: &str,
+    providers: Vec<Arc<dyn osprey_core::ModelProviderFactory>>,
+) -> i32 {
+    run_main_with_exe(version, std::env::current_exe().ok(), providers).await
 }
 
 /// [`run_main`] with the executable that sandboxed commands re-enter (the `osprey` binary,
 /// which dispatches on argv[0]). `None` refuses every command that needs the sandbox.
-pub async fn run_main_with_exe(version: &str, osprey_exe: Option<PathBuf>) -> i32 {
+pub async fn run_main_with_exe(
+    version: &str,
+    osprey_exe: Option<PathBuf>,
+    providers: Vec<Arc<dyn osprey_core::ModelProviderFactory>>,
+) -> i32 {
     init_logging();
     // Variables that are not valid UTF-8 are skipped rather than fatal.
     let env: HashMap<String, String> = std::env::vars_os()
@@ -84,6 +92,7 @@ pub async fn run_main_with_exe(version: &str, osprey_exe: Option<PathBuf>) -> i3
         env,
         process_cwd,
         osprey_exe,
+        providers,
     };
     match serve(options, tokio::io::stdin(), tokio::io::stdout()).await {
         Ok(()) => 0,

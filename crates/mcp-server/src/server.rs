@@ -41,6 +41,9 @@ pub struct ServerOptions {
     /// The `osprey` executable. Without it, commands that need the sandbox are refused with
     /// the reason (the sandbox fails closed).
     pub osprey_exe: Option<PathBuf>,
+    /// Providers that are not HTTP endpoints (the embedded local model), registered by the
+    /// program that runs the server.
+    pub providers: Vec<Arc<dyn osprey_core::ModelProviderFactory>>,
 }
 
 /// One thread and the lock that lets one turn at a time read its events.
@@ -68,6 +71,9 @@ impl OspreyMcpServer {
             .with_origin("osprey_mcp_server", SessionSource::Mcp);
         if let Some(exe) = options.osprey_exe {
             manager = manager.with_osprey_exe(exe);
+        }
+        for provider in options.providers {
+            manager = manager.with_provider(provider);
         }
         Self {
             manager,

@@ -31,6 +31,11 @@ pub enum ModelError {
     #[error("model provider `{provider}` is misconfigured: {reason}")]
     Config { provider: String, reason: String },
 
+    /// An in-process provider could not be started (its model is missing, or it is not
+    /// part of this program). `reason` says what to do.
+    #[error("model provider `{provider}` is not available: {reason}")]
+    Unavailable { provider: String, reason: String },
+
     /// The server answered with an error status that is not worth retrying, or retries ran
     /// out. `message` is the server's own explanation.
     #[error(
@@ -143,7 +148,7 @@ impl ModelError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Self::MissingApiKey { .. } => ErrorKind::Unauthorized,
-            Self::Config { .. } => ErrorKind::Config,
+            Self::Config { .. } | Self::Unavailable { .. } => ErrorKind::Config,
             Self::Http { status, code, .. } => status_kind(*status, code.as_deref()),
             Self::Connect { .. } => ErrorKind::ConnectionFailed,
             Self::ContextWindowExceeded { .. } => ErrorKind::ContextWindowExceeded,

@@ -47,6 +47,7 @@ mod decode;
 mod error;
 mod http;
 mod prompt;
+mod provider;
 mod responses;
 mod retry;
 
@@ -54,3 +55,4 @@ pub use client::{ModelClient, WireAdapter};
 pub use error::{ModelError, StreamFault};
 pub use http::{DEFAULT_BACKOFF_BASE, DEFAULT_BASE_URL};
 pub use prompt::{Prompt, ResponseEvent, ResponseStream, ToolChoice};
+pub use provider::{ModelProviderFactory, ProviderRegistry};

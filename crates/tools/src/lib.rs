@@ -18,6 +18,12 @@
 //! [`list_dir_spec`], [`grep_files_spec`], [`view_image_spec`], [`update_plan_spec`]. Names and
 //! argument shapes match Codex; descriptions are ours. Tool names are in [`names`].
 //!
+//! # Profiles ([`profile`])
+//!
+//! A [`ToolProfile`] lists the tools a thread offers (name + [`ToolVariant`]) and the turn aids
+//! that come with them; [`ToolProfile::standard`] is Codex's set, [`ToolProfile::local`] the
+//! embedded model's. The compact variants' specs and `write_file` are in [`compact_spec`].
+//!
 //! # Arguments ([`args`])
 //!
 //! One struct per tool ([`ExecCommandArgs`], [`WriteStdinArgs`], [`ShellArgs`],
@@ -65,6 +71,7 @@
 //! `tokio::task::spawn_blocking`.
 
 pub mod args;
+pub mod compact_spec;
 mod error;
 pub mod exec_output;
 mod grep_files;
@@ -73,6 +80,7 @@ mod list_dir;
 mod overview;
 mod paths;
 mod plan;
+pub mod profile;
 mod read_file;
 pub mod spec;
 pub mod truncation;
@@ -86,6 +94,10 @@ pub use args::{
     UpdatePlanArgs, ViewImageArgs, WriteStdinArgs, clamp_max_output_tokens, clamp_yield_time_ms,
     parse_arguments,
 };
+pub use compact_spec::{
+    WriteFileArgs, list_dir_compact_spec, read_file_compact_spec, shell_command_compact_spec,
+    write_file_spec,
+};
 pub use error::{FileToolError, ToolInputError};
 pub use exec_output::{ExecOutputView, ExitView, format_exec_output, new_chunk_id};
 pub use grep_files::{DEFAULT_GREP_LIMIT, MAX_GREP_LIMIT, NO_MATCHES, grep_files};
@@ -93,6 +105,7 @@ pub use image::{LoadedImage, load_image_for_model};
 pub use list_dir::{DEFAULT_LIST_DEPTH, DEFAULT_LIST_LIMIT, MAX_LIST_ENTRIES, list_dir};
 pub use overview::project_overview;
 pub use plan::PLAN_UPDATED;
+pub use profile::{ProfileTool, ShellTool, StandardTools, ToolProfile, ToolVariant, TurnAid};
 pub use read_file::{DEFAULT_READ_LIMIT, MAX_LINE_BYTES, read_file};
 pub use spec::{
     FreeformFormat, JsonSchema, ToolSpec, apply_patch_freeform_spec, apply_patch_function_spec,

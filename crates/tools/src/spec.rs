@@ -28,6 +28,16 @@ pub mod names {
     pub const VIEW_IMAGE: &str = "view_image";
     /// Record the task plan.
     pub const UPDATE_PLAN: &str = "update_plan";
+    /// The Responses API's built-in shell call (accepted, never offered).
+    pub const LOCAL_SHELL: &str = "local_shell";
+    /// Write a whole file (the local tool profile).
+    pub const WRITE_FILE: &str = "write_file";
+    /// List the resources of the MCP servers.
+    pub const LIST_MCP_RESOURCES: &str = "list_mcp_resources";
+    /// List the resource templates of the MCP servers.
+    pub const LIST_MCP_RESOURCE_TEMPLATES: &str = "list_mcp_resource_templates";
+    /// Read one MCP resource.
+    pub const READ_MCP_RESOURCE: &str = "read_mcp_resource";
 }
 
 /// A JSON schema object describing a function tool's arguments.

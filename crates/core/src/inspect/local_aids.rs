@@ -1,55 +1,58 @@
-//! Turn-level help for the embedded local model, which is much weaker than hosted models:
+//! Turn inspectors that help a weak model (the embedded local one) finish its work; a tool
+//! profile asks for them by [`osprey_tools::TurnAid`]:
 //!
 //! - [`LoopGuard`] ends a turn when the model repeats a call it already made with nothing
 //!   changed in between (`[local_model] loop_guard`);
 //! - [`FinishNudge`] asks for a call when the model ends its turn early — describing a call
-//!   instead of making it, or leaving a file change unchecked — and [`project_files_message`]
-//!   shows the first levels of the working directory up front (both part of
-//!   `tool_profile = "local"`).
+//!   instead of making it, or leaving a file change unchecked — and requires a call in the
+//!   next answer;
+//! - [`ProjectFiles`] shows the first levels of the working directory, and the commands on
+//!   `PATH`, when a thread starts.
 //!
-//! None of this applies to other providers: hosted models rerun commands on purpose and
-//! explore on their own.
+//! Hosted models get none of these: they rerun commands on purpose and explore on their own.
 
 use std::collections::HashSet;
 use std::path::Path;
 
-use osprey_config::{Config, LOCAL_PROVIDER_ID, LocalToolProfile};
+use osprey_model::{Prompt, ToolChoice};
 use osprey_protocol::{FunctionCallOutputPayload, ResponseItem};
+use osprey_tools::names::{APPLY_PATCH, SHELL_COMMAND, WRITE_FILE};
 
-use super::Session;
-use crate::tools::call::ToolCall;
+use super::{CallVerdict, TurnInspector, TurnStart};
+use crate::tools::call::{ToolCall, ToolOutput};
 
 /// Tools whose success changes the files a later call sees.
-const WRITING_TOOLS: [&str; 2] = ["write_file", "apply_patch"];
-
-/// True when the local model runs with its own small tool profile.
-pub(crate) fn uses_local_profile(config: &Config) -> bool {
-    config.model_provider_id == LOCAL_PROVIDER_ID
-        && config.local_model.tool_profile == LocalToolProfile::Local
-}
+const WRITING_TOOLS: [&str; 2] = [WRITE_FILE, APPLY_PATCH];
 
 /// Ends a turn of the local model when it repeats a call (same tool, same arguments) made
 /// earlier in the turn since the last file write. Not only "twice in a row": the model was
 /// seen alternating `python hello.py` and `sudo python hello.py` for minutes. A write in
 /// between makes a rerun legitimate (run the test, fix the code, run the test again).
+#[derive(Default)]
 pub(crate) struct LoopGuard {
-    enabled: bool,
     seen: HashSet<(String, String)>,
 }
 
-impl LoopGuard {
-    pub(crate) fn for_config(config: &Config) -> Self {
-        Self {
-            enabled: config.model_provider_id == LOCAL_PROVIDER_ID && config.local_model.loop_guard,
-            seen: HashSet::new(),
+impl TurnInspector for LoopGuard {
+    fn before_tool_calls(&mut self, calls: &[ToolCall]) -> CallVerdict {
+        match self.repeated(calls) {
+            None => CallVerdict::Run,
+            Some(name) => CallVerdict::StopTurn {
+                // A small model that repeats itself will not get further.
+                output: ToolOutput::failure(
+                    "not run: this exact call was already made in this turn",
+                ),
+                warning: format!(
+                    "Stopped: the model repeated an earlier `{name}` call with the same arguments, so the task may be incomplete."
+                ),
+            },
         }
     }
+}
 
+impl LoopGuard {
     /// The name of a call in `calls` that repeats an earlier one; remembers the rest.
     pub(crate) fn repeated(&mut self, calls: &[ToolCall]) -> Option<String> {
-        if !self.enabled {
-            return None;
-        }
         let keys: Vec<(String, String)> = calls
             .iter()
             .map(|c| (c.tool_name.clone(), format!("{:?}", c.payload)))
@@ -78,7 +81,6 @@ impl LoopGuard {
 /// Each reminder is given at most once per turn, and the answer after it must be a call
 /// (`tool_choice = "required"`, which the grammar enforces).
 pub(crate) struct FinishNudge {
-    enabled: bool,
     tool_names: Vec<String>,
     /// Files the request names, as paths under the working directory.
     named_files: Vec<(String, std::path::PathBuf)>,
@@ -88,19 +90,39 @@ pub(crate) struct FinishNudge {
     batch_writes: bool,
     unchecked_write: bool,
     reminded_to_check: bool,
+    /// A reminder was just given: the next answer must be a call.
+    require_call: bool,
+}
+
+impl TurnInspector for FinishNudge {
+    fn before_request(&mut self, prompt: &mut Prompt) {
+        if std::mem::take(&mut self.require_call) {
+            prompt.tool_choice = ToolChoice::Required;
+        }
+    }
+
+    fn before_tool_calls(&mut self, calls: &[ToolCall]) -> CallVerdict {
+        self.observe(calls);
+        CallVerdict::Run
+    }
+
+    fn after_tool_outputs(&mut self, outputs: &mut [ResponseItem]) {
+        self.annotate(outputs);
+    }
+
+    fn before_finish(&mut self, answer: Option<&str>) -> Option<ResponseItem> {
+        let reminder = self.check(answer)?;
+        self.require_call = true;
+        Some(reminder)
+    }
 }
 
 impl FinishNudge {
-    pub(crate) fn for_session(session: &Session, request: &str, cwd: &Path) -> Self {
-        let enabled = uses_local_profile(&session.config);
+    pub(crate) fn new(start: &TurnStart<'_>) -> Self {
+        let cwd = start.cwd;
         Self {
-            enabled,
-            tool_names: if enabled {
-                session.registry.names()
-            } else {
-                Vec::new()
-            },
-            named_files: file_names_in(request)
+            tool_names: start.tool_names.to_vec(),
+            named_files: file_names_in(start.request)
                 .into_iter()
                 .map(|name| {
                     let path = cwd.join(&name);
@@ -112,6 +134,7 @@ impl FinishNudge {
             batch_writes: false,
             unchecked_write: false,
             reminded_to_check: false,
+            require_call: false,
         }
     }
 
@@ -122,7 +145,7 @@ impl FinishNudge {
             if WRITING_TOOLS.contains(&call.tool_name.as_str()) {
                 self.unchecked_write = true;
                 self.batch_writes = true;
-            } else if call.tool_name == "shell_command" {
+            } else if call.tool_name == SHELL_COMMAND {
                 self.unchecked_write = false;
             }
         }
@@ -132,7 +155,7 @@ impl FinishNudge {
     /// names that still do not exist: the model reads its latest tool result far more
     /// reliably than the request several messages up.
     pub(crate) fn annotate(&self, outputs: &mut [ResponseItem]) {
-        if !self.enabled || !self.batch_writes {
+        if !self.batch_writes {
             return;
         }
         let missing = self.missing_files();
@@ -164,9 +187,6 @@ impl FinishNudge {
     /// The reminder to record before asking again, when `answer` (a final answer with no
     /// call) ends the turn too early; `None` when the turn may end.
     pub(crate) fn check(&mut self, answer: Option<&str>) -> Option<ResponseItem> {
-        if !self.enabled {
-            return None;
-        }
         if !self.narrated
             && let Some(tool) = answer.and_then(|answer| {
                 self.tool_names
@@ -248,6 +268,15 @@ const COMMON_COMMANDS: [&str; 14] = [
     "make", "git", "rg",
 ];
 
+/// Adds the file listing to a new thread's first messages.
+pub(crate) struct ProjectFiles;
+
+impl TurnInspector for ProjectFiles {
+    fn initial_context(&self, start: &TurnStart<'_>) -> Vec<ResponseItem> {
+        vec![project_files_message(start.cwd, start.command_path)]
+    }
+}
+
 /// A user-context message listing the first two levels of `cwd`, and which common commands
 /// exist on `path` (the commands' `PATH`).
 pub(crate) fn project_files_message(cwd: &Path, path: Option<&str>) -> ResponseItem {
@@ -299,17 +328,9 @@ mod tests {
         }
     }
 
-    fn config(provider: &str, loop_guard: bool) -> Config {
-        let dir = tempfile::tempdir().unwrap();
-        let mut config = Config::for_tests(dir.path(), dir.path()).unwrap();
-        config.model_provider_id = provider.to_string();
-        config.local_model.loop_guard = loop_guard;
-        config
-    }
-
     #[test]
     fn loop_guard_stops_a_repeat_with_nothing_changed_in_between() {
-        let mut guard = LoopGuard::for_config(&config(LOCAL_PROVIDER_ID, true));
+        let mut guard = LoopGuard::default();
         let run = r#"{"command":"python hello.py"}"#;
         assert_eq!(guard.repeated(&[call("a", "shell_command", run)]), None);
         assert_eq!(guard.repeated(&[call("b", "shell_command", "{}")]), None);
@@ -322,7 +343,7 @@ mod tests {
 
     #[test]
     fn loop_guard_allows_a_rerun_after_a_write() {
-        let mut guard = LoopGuard::for_config(&config(LOCAL_PROVIDER_ID, true));
+        let mut guard = LoopGuard::default();
         let test = r#"{"command":"python3 -m unittest"}"#;
         let fix = r#"{"path":"a.py","content":"x = 1\n"}"#;
         assert_eq!(guard.repeated(&[call("a", "shell_command", test)]), None);
@@ -336,18 +357,24 @@ mod tests {
     }
 
     #[test]
-    fn loop_guard_is_off_for_hosted_models_and_when_switched_off() {
-        for config in [config("openai", true), config(LOCAL_PROVIDER_ID, false)] {
-            let mut guard = LoopGuard::for_config(&config);
-            let test = r#"{"command":"make test"}"#;
-            assert_eq!(guard.repeated(&[call("a", "shell_command", test)]), None);
-            assert_eq!(guard.repeated(&[call("b", "shell_command", test)]), None);
-        }
+    fn loop_guard_stops_the_turn_with_a_failed_output_and_a_warning() {
+        let mut guard = LoopGuard::default();
+        let test = r#"{"command":"make test"}"#;
+        assert!(matches!(
+            guard.before_tool_calls(&[call("a", "shell_command", test)]),
+            CallVerdict::Run
+        ));
+        let CallVerdict::StopTurn { output, warning } =
+            guard.before_tool_calls(&[call("b", "shell_command", test)])
+        else {
+            panic!("a repeat stops the turn");
+        };
+        assert!(!output.success);
+        assert!(warning.contains("`shell_command`"), "{warning}");
     }
 
     fn nudge() -> FinishNudge {
         FinishNudge {
-            enabled: true,
             tool_names: vec!["shell_command".into(), "write_file".into()],
             named_files: Vec::new(),
             narrated: false,
@@ -355,7 +382,21 @@ mod tests {
             batch_writes: false,
             unchecked_write: false,
             reminded_to_check: false,
+            require_call: false,
         }
+    }
+
+    #[test]
+    fn a_reminder_requires_a_call_in_the_next_request_only() {
+        let mut nudge = nudge();
+        nudge.before_tool_calls(&[call("a", "write_file", "{}")]);
+        assert!(nudge.before_finish(Some("Done.")).is_some());
+        let mut prompt = Prompt::default();
+        nudge.before_request(&mut prompt);
+        assert_eq!(prompt.tool_choice, ToolChoice::Required);
+        let mut next = Prompt::default();
+        nudge.before_request(&mut next);
+        assert_eq!(next.tool_choice, ToolChoice::Auto);
     }
 
     #[test]
@@ -428,17 +469,6 @@ mod tests {
         let before = outputs.clone();
         nudge.annotate(&mut outputs);
         assert_eq!(outputs, before, "only after writes");
-    }
-
-    #[test]
-    fn nudge_is_off_outside_the_local_profile() {
-        let mut nudge = FinishNudge {
-            enabled: false,
-            named_files: vec![("gone.py".into(), "/nonexistent/gone.py".into())],
-            ..nudge()
-        };
-        nudge.observe(&[call("a", "write_file", "{}")]);
-        assert_eq!(nudge.check(Some("I used write_file.")), None);
     }
 
     #[test]

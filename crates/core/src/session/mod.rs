@@ -4,7 +4,7 @@
 //! one); `Interrupt` cancels the running turn; `ResolveApproval` wakes the handler waiting for
 //! it; `Shutdown` stops everything and ends the actor.
 
-mod local_aids;
+mod sampling;
 mod turn;
 
 pub(crate) use turn::initial_context;
@@ -44,6 +44,8 @@ pub(crate) struct Session {
     pub config: Arc<Config>,
     pub model: Arc<ModelClient>,
     pub registry: Arc<ToolRegistry>,
+    /// The tool profile the registry was built from; its turn aids become inspectors.
+    pub profile: Arc<osprey_tools::ToolProfile>,
     pub services: Arc<SessionServices>,
     pub base_instructions: String,
     /// The user's shell, as named in the environment context.
@@ -125,6 +127,7 @@ impl Session {
 }
 
 struct RunningTurn {
+    turn_id: TurnId,
     cancel: CancellationToken,
     handle: JoinHandle<()>,
 }
@@ -149,10 +152,8 @@ pub(crate) async fn run_session(session: Arc<Session>, mut ops: mpsc::Receiver<O
     loop {
         let finished = async {
             match running.as_mut() {
-                Some(turn) => {
-                    let _ = (&mut turn.handle).await;
-                }
-                None => std::future::pending::<()>().await,
+                Some(turn) => Some((&mut turn.handle).await),
+                None => std::future::pending().await,
             }
         };
         tokio::select! {
@@ -216,7 +217,17 @@ pub(crate) async fn run_session(session: Arc<Session>, mut ops: mpsc::Receiver<O
                     }
                 }
             }
-            () = finished => {
+            joined = finished => {
+                if let (Some(Err(error)), Some(turn)) = (joined, running.as_ref()) {
+                    // The turn task died without ending its turn (a panic the turn could not
+                    // catch, or a cancelled task): end it for the front end.
+                    let error = if error.is_panic() {
+                        turn::panic_error(error.into_panic().as_ref())
+                    } else {
+                        osprey_protocol::WireError::new(osprey_protocol::ErrorKind::Other, "the turn's task was stopped before it finished")
+                    };
+                    session.events().emit(Some(&turn.turn_id), EventMsg::TurnFailed { error, usage: TokenUsage::default() });
+                }
                 running = queued.pop_front().map(|pending| start_turn(&session, pending));
             }
         }
@@ -227,11 +238,16 @@ fn start_turn(session: &Arc<Session>, pending: PendingTurn) -> RunningTurn {
     let cancel = CancellationToken::new();
     let session = Arc::clone(session);
     let context = Arc::new(pending.context);
+    let turn_id = context.turn_id.clone();
     let handle = match pending.task {
         Task::Turn(items) => tokio::spawn(turn::run_turn(session, context, items, cancel.clone())),
         Task::Compact => tokio::spawn(turn::run_compact_task(session, context, cancel.clone())),
     };
-    RunningTurn { cancel, handle }
+    RunningTurn {
+        turn_id,
+        cancel,
+        handle,
+    }
 }
 
 impl Session {

@@ -1,20 +1,27 @@
 //! The turn loop: prompt → stream → record → run tools → repeat until the model answers
 //! without tool calls.
+//!
+//! [`run_turn_inner`] reads top to bottom as the steps of a turn; each step is a function
+//! below it. Every way a turn ends goes through [`TurnEnd`], emitted in one place. Turn
+//! inspectors (`crate::inspect`) are consulted at their named points; the loop knows nothing
+//! of providers or profiles.
 
 use super::Session;
-use super::local_aids::{FinishNudge, LoopGuard};
+use super::sampling::sample;
+use crate::inspect::{CallVerdict, TurnInspectors, TurnStart};
 use crate::prompt;
+use crate::tools::call::ToolCall;
 use crate::tools::router::extract_tool_calls;
-use crate::tools::runtime::run_tool_calls;
+use crate::tools::runtime::{BatchOutcome, run_tool_calls};
 use crate::turn_context::TurnContext;
-use futures::StreamExt;
-use osprey_model::{ModelError, Prompt, ResponseEvent, ToolChoice};
+use futures::FutureExt;
+use osprey_model::{ModelError, Prompt, ToolChoice};
 use osprey_protocol::{
-    AbortReason, ContentItem, EventMsg, ReasoningSummary, ResponseItem, ThreadItem, TokenUsage,
-    UserInput,
+    AbortReason, ContentItem, ErrorKind, EventMsg, ResponseItem, ThreadItem, TokenUsage, UserInput,
+    WireError,
 };
 use osprey_rollout::{RolloutItem, TurnContextItem};
-use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
@@ -24,9 +31,35 @@ pub(crate) async fn run_turn(
     input: Vec<UserInput>,
     cancel: CancellationToken,
 ) {
-    run_turn_inner(&session, turn, input, cancel).await;
+    let turn_id = turn.turn_id.clone();
+    let run = AssertUnwindSafe(run_turn_inner(&session, turn, input, cancel)).catch_unwind();
+    if let Err(panic) = run.await {
+        // A bug must not leave the front end waiting for a turn that never ends.
+        session.events().emit(
+            Some(&turn_id),
+            EventMsg::TurnFailed {
+                error: panic_error(panic.as_ref()),
+                usage: TokenUsage::default(),
+            },
+        );
+    }
     // Whatever way the turn ended, its record is on disk before the next one starts.
     session.sync().await;
+}
+
+/// The plain-words error for a turn that panicked.
+pub(crate) fn panic_error(panic: &(dyn std::any::Any + Send)) -> WireError {
+    let detail = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".to_string());
+    WireError::new(
+        ErrorKind::Other,
+        format!(
+            "the turn stopped because of an internal error in Osprey ({detail}); the thread is still usable, and this is a bug worth reporting"
+        ),
+    )
 }
 
 /// `Op::Compact` as a task of its own: started, compacted, completed (or failed).
@@ -59,16 +92,169 @@ pub(crate) async fn run_compact_task(
     session.sync().await;
 }
 
+/// How a turn ended.
+enum TurnEnd {
+    Completed,
+    Failed(ModelError),
+    Aborted(AbortReason),
+}
+
+/// What one pass through the loop decided.
+enum Step {
+    /// Send the next request.
+    Continue,
+    End(TurnEnd),
+}
+
+/// The running state of one turn.
+struct TurnState {
+    usage: TokenUsage,
+    last_agent_message: Option<String>,
+    compacted_for_overflow: bool,
+    inspectors: TurnInspectors,
+}
+
 async fn run_turn_inner(
     session: &Arc<Session>,
     turn: Arc<TurnContext>,
     input: Vec<UserInput>,
     cancel: CancellationToken,
 ) {
-    let events = session.events().clone();
-    let turn_id = turn.turn_id.clone();
-    events.emit(Some(&turn_id), EventMsg::TurnStarted);
+    session
+        .events()
+        .emit(Some(&turn.turn_id), EventMsg::TurnStarted);
+    record_turn_context(session, &turn);
+    let request = user_request_text(&input);
+    let mut state = TurnState {
+        usage: TokenUsage::default(),
+        last_agent_message: None,
+        compacted_for_overflow: false,
+        inspectors: inspectors_for(session, &turn, &request),
+    };
+    if session.history_snapshot().is_empty() {
+        session.record(initial_context(session, &turn));
+    }
+    record_user_input(session, &turn, &input);
+    let end = loop {
+        match step(session, &turn, &mut state, &cancel).await {
+            Step::Continue => {}
+            Step::End(end) => break end,
+        }
+    };
+    if matches!(end, TurnEnd::Aborted(AbortReason::Interrupted)) {
+        session.services.unified_exec.kill_all().await;
+    }
+    emit_end(session, &turn, end, state);
+}
 
+/// One request and what follows from its answer.
+async fn step(
+    session: &Arc<Session>,
+    turn: &Arc<TurnContext>,
+    state: &mut TurnState,
+    cancel: &CancellationToken,
+) -> Step {
+    let mut prompt = build_prompt(session, turn);
+    state.inspectors.before_request(&mut prompt);
+    let sampled = tokio::select! {
+        result = sample(session, turn, &prompt) => result,
+        _ = cancel.cancelled() => return Step::End(TurnEnd::Aborted(AbortReason::Interrupted)),
+    };
+    let (items, usage) = match sampled {
+        Ok(ok) => ok,
+        Err(ModelError::ContextWindowExceeded { .. }) if !state.compacted_for_overflow => {
+            state.compacted_for_overflow = true;
+            return match crate::compact::compact(session, turn).await {
+                Ok(_) => Step::Continue,
+                Err(error) => Step::End(TurnEnd::Failed(error)),
+            };
+        }
+        Err(error) => return Step::End(TurnEnd::Failed(error)),
+    };
+    if let Some(usage) = &usage {
+        account_usage(session, turn, state, usage);
+    }
+    let calls = record_response(session, state, &items).await;
+    if calls.is_empty() {
+        let answer = last_assistant_text(&items);
+        return match state.inspectors.before_finish(answer.as_deref()) {
+            Some(reminder) => {
+                session.record([reminder]);
+                Step::Continue
+            }
+            None => Step::End(TurnEnd::Completed),
+        };
+    }
+    if let CallVerdict::StopTurn { output, warning } = state.inspectors.before_tool_calls(&calls) {
+        // Answer the calls so the history stays valid, then stop.
+        session.record(calls.iter().map(|call| call.output_item(output.clone())));
+        session.events().emit(
+            Some(&turn.turn_id),
+            EventMsg::Warning {
+                message: warning.clone(),
+            },
+        );
+        state.last_agent_message.get_or_insert(warning);
+        return Step::End(TurnEnd::Completed);
+    }
+    let outcome = run_calls(session, turn, state, calls, cancel).await;
+    let over_limit = usage.is_some_and(|u| crate::compact::should_auto_compact(session, &u));
+    if outcome.fatal.is_some() {
+        return Step::End(TurnEnd::Aborted(AbortReason::ApprovalAborted));
+    }
+    if cancel.is_cancelled() {
+        return Step::End(TurnEnd::Aborted(AbortReason::Interrupted));
+    }
+    if over_limit && let Err(error) = crate::compact::compact(session, turn).await {
+        return Step::End(TurnEnd::Failed(error));
+    }
+    Step::Continue
+}
+
+fn inspectors_for(session: &Session, turn: &TurnContext, request: &str) -> TurnInspectors {
+    let start = turn_start(session, turn, request);
+    TurnInspectors::for_turn(&session.profile, &start.view())
+}
+
+/// The owned pieces a [`TurnStart`] borrows.
+struct OwnedTurnStart<'a> {
+    request: &'a str,
+    cwd: &'a std::path::Path,
+    tool_names: Vec<String>,
+    command_path: Option<String>,
+}
+
+impl OwnedTurnStart<'_> {
+    fn view(&self) -> TurnStart<'_> {
+        TurnStart {
+            request: self.request,
+            cwd: self.cwd,
+            tool_names: &self.tool_names,
+            command_path: self.command_path.as_deref(),
+        }
+    }
+}
+
+fn turn_start<'a>(
+    session: &Session,
+    turn: &'a TurnContext,
+    request: &'a str,
+) -> OwnedTurnStart<'a> {
+    let command_path = crate::tools::exec_env::command_env(
+        &session.services.env,
+        &session.config.shell_environment_policy,
+        false,
+    )
+    .remove("PATH");
+    OwnedTurnStart {
+        request,
+        cwd: &turn.cwd,
+        tool_names: session.registry.names(),
+        command_path,
+    }
+}
+
+fn record_turn_context(session: &Session, turn: &TurnContext) {
     if let Some(recorder) = &session.recorder {
         recorder.record(vec![RolloutItem::TurnContext(TurnContextItem {
             turn_id: Some(turn.turn_id.clone()),
@@ -80,13 +266,26 @@ async fn run_turn_inner(
             extra: Default::default(),
         })]);
     }
-    if session.history_snapshot().is_empty() {
-        session.record(initial_context(session, &turn));
-    }
-    let user_item = user_input_item(&input, turn.config.tools.view_image_max_dimension);
+}
+
+fn user_request_text(input: &[UserInput]) -> String {
+    input
+        .iter()
+        .filter_map(|part| match part {
+            UserInput::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Records the user's message and shows it to the front end.
+fn record_user_input(session: &Session, turn: &TurnContext, input: &[UserInput]) {
+    let events = session.events();
+    let user_item = user_input_item(input, turn.config.tools.view_image_max_dimension);
     if let Some(text) = user_item.message_text() {
         events.emit(
-            Some(&turn_id),
+            Some(&turn.turn_id),
             EventMsg::ItemCompleted {
                 item: ThreadItem::UserMessage {
                     id: events.next_item_id("user"),
@@ -95,166 +294,91 @@ async fn run_turn_inner(
             },
         );
     }
-    let request_text = user_item.message_text().unwrap_or_default();
     session.record([user_item]);
-
-    let mut turn_usage = TokenUsage::default();
-    let mut last_agent_message: Option<String> = None;
-    let mut compacted_for_overflow = false;
-    let mut loop_guard = LoopGuard::for_config(&session.config);
-    let mut nudge = FinishNudge::for_session(session, &request_text, &turn.cwd);
-    let mut tool_choice = ToolChoice::Auto;
-    loop {
-        let prompt = build_prompt(session, &turn, std::mem::take(&mut tool_choice));
-        let sampled = tokio::select! {
-            result = sample(session, &turn, &prompt) => result,
-            _ = cancel.cancelled() => {
-                session.services.unified_exec.kill_all().await;
-                events.emit(Some(&turn_id), EventMsg::TurnAborted { reason: AbortReason::Interrupted });
-                return;
-            }
-        };
-        let fail = |error: ModelError, usage: TokenUsage| {
-            events.emit(
-                Some(&turn_id),
-                EventMsg::TurnFailed {
-                    error: error.to_wire(),
-                    usage,
-                },
-            );
-        };
-        let (items, usage) = match sampled {
-            Ok(ok) => ok,
-            Err(ModelError::ContextWindowExceeded { .. }) if !compacted_for_overflow => {
-                compacted_for_overflow = true;
-                if let Err(error) = crate::compact::compact(session, &turn).await {
-                    return fail(error, turn_usage);
-                }
-                continue;
-            }
-            Err(error) => return fail(error, turn_usage),
-        };
-        if let Some(usage) = usage {
-            turn_usage.add(&usage);
-            let total = {
-                let mut total = session
-                    .total_usage
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner());
-                total.add(&usage);
-                *total
-            };
-            events.emit(Some(&turn_id), EventMsg::TokenCount { last: usage, total });
-        }
-        for item in &items {
-            if item.role() == Some("assistant")
-                && let Some(text) = item.message_text()
-            {
-                last_agent_message = Some(text);
-            }
-        }
-        session.record(items.clone());
-        session.flush().await;
-
-        let calls = extract_tool_calls(&items);
-        let said = items
-            .iter()
-            .rev()
-            .filter(|item| item.role() == Some("assistant"))
-            .find_map(ResponseItem::message_text);
-        if calls.is_empty()
-            && let Some(reminder) = nudge.check(said.as_deref())
-        {
-            // The small model stopped early (described a call instead of making it, or left
-            // a change unchecked): remind it, and require a call in the next answer.
-            session.record([reminder]);
-            tool_choice = ToolChoice::Required;
-            continue;
-        }
-        nudge.observe(&calls);
-        if calls.is_empty() {
-            events.emit(
-                Some(&turn_id),
-                EventMsg::TurnCompleted {
-                    last_agent_message,
-                    usage: turn_usage,
-                },
-            );
-            return;
-        }
-        if let Some(name) = loop_guard.repeated(&calls) {
-            // A small model that repeats itself will not get further: stop the turn, answering
-            // the calls so the history stays valid.
-            let outputs: Vec<ResponseItem> = calls
-                .iter()
-                .map(|call| {
-                    call.output_item(crate::tools::call::ToolOutput::failure(
-                        "not run: this exact call was already made in this turn",
-                    ))
-                })
-                .collect();
-            session.record(outputs);
-            let message = format!(
-                "Stopped: the model repeated an earlier `{name}` call with the same arguments, so the task may be incomplete."
-            );
-            events.emit(
-                Some(&turn_id),
-                EventMsg::Warning {
-                    message: message.clone(),
-                },
-            );
-            events.emit(
-                Some(&turn_id),
-                EventMsg::TurnCompleted {
-                    last_agent_message: Some(last_agent_message.unwrap_or(message)),
-                    usage: turn_usage,
-                },
-            );
-            return;
-        }
-        let outcome = run_tool_calls(
-            calls,
-            Arc::clone(&session.registry),
-            Arc::clone(&turn),
-            Arc::clone(&session.services),
-            cancel.clone(),
-        )
-        .await;
-        let mut outputs = outcome.outputs;
-        nudge.annotate(&mut outputs);
-        session.record(outputs);
-        session.flush().await;
-        let over_limit = usage.is_some_and(|u| crate::compact::should_auto_compact(session, &u));
-        if over_limit
-            && outcome.fatal.is_none()
-            && !cancel.is_cancelled()
-            && let Err(error) = crate::compact::compact(session, &turn).await
-        {
-            return fail(error, turn_usage);
-        }
-        if outcome.fatal.is_some() {
-            events.emit(
-                Some(&turn_id),
-                EventMsg::TurnAborted {
-                    reason: AbortReason::ApprovalAborted,
-                },
-            );
-            return;
-        }
-        if cancel.is_cancelled() {
-            session.services.unified_exec.kill_all().await;
-            events.emit(
-                Some(&turn_id),
-                EventMsg::TurnAborted {
-                    reason: AbortReason::Interrupted,
-                },
-            );
-            return;
-        }
-    }
 }
 
-/// The items every new thread starts with: permissions and the environment.
+fn account_usage(session: &Session, turn: &TurnContext, state: &mut TurnState, usage: &TokenUsage) {
+    state.usage.add(usage);
+    let total = {
+        let mut total = session
+            .total_usage
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        total.add(usage);
+        *total
+    };
+    session.events().emit(
+        Some(&turn.turn_id),
+        EventMsg::TokenCount {
+            last: *usage,
+            total,
+        },
+    );
+}
+
+/// Records the model's items and returns the tool calls among them.
+async fn record_response(
+    session: &Session,
+    state: &mut TurnState,
+    items: &[ResponseItem],
+) -> Vec<ToolCall> {
+    if let Some(text) = last_assistant_text(items) {
+        state.last_agent_message = Some(text);
+    }
+    session.record(items.iter().cloned());
+    session.flush().await;
+    extract_tool_calls(items)
+}
+
+fn last_assistant_text(items: &[ResponseItem]) -> Option<String> {
+    items
+        .iter()
+        .rev()
+        .filter(|item| item.role() == Some("assistant"))
+        .find_map(ResponseItem::message_text)
+}
+
+/// Runs a batch of calls and records their outputs (after the inspectors saw them).
+async fn run_calls(
+    session: &Arc<Session>,
+    turn: &Arc<TurnContext>,
+    state: &mut TurnState,
+    calls: Vec<ToolCall>,
+    cancel: &CancellationToken,
+) -> BatchOutcome {
+    let mut outcome = run_tool_calls(
+        calls,
+        Arc::clone(&session.registry),
+        Arc::clone(turn),
+        Arc::clone(&session.services),
+        cancel.clone(),
+    )
+    .await;
+    state.inspectors.after_tool_outputs(&mut outcome.outputs);
+    session.record(outcome.outputs.iter().cloned());
+    session.flush().await;
+    outcome
+}
+
+/// Emits the one event that ends the turn.
+fn emit_end(session: &Session, turn: &TurnContext, end: TurnEnd, state: TurnState) {
+    let msg = match end {
+        TurnEnd::Completed => EventMsg::TurnCompleted {
+            last_agent_message: state.last_agent_message,
+            usage: state.usage,
+        },
+        TurnEnd::Failed(error) => EventMsg::TurnFailed {
+            error: error.to_wire(),
+            usage: state.usage,
+        },
+        TurnEnd::Aborted(reason) => EventMsg::TurnAborted { reason },
+    };
+    session.events().emit(Some(&turn.turn_id), msg);
+}
+
+/// The items every new thread starts with (and a compacted history starts again with):
+/// permissions, developer instructions, AGENTS.md, the environment, and what the profile's
+/// inspectors add.
 pub(crate) fn initial_context(session: &Session, turn: &TurnContext) -> Vec<ResponseItem> {
     let mut items = vec![prompt::permissions_message(
         turn.approval_policy,
@@ -278,18 +402,9 @@ pub(crate) fn initial_context(session: &Session, turn: &TurnContext) -> Vec<Resp
         turn,
         &session.shell_name,
     )));
-    if super::local_aids::uses_local_profile(config) {
-        let path = crate::tools::exec_env::command_env(
-            &session.services.env,
-            &config.shell_environment_policy,
-            false,
-        )
-        .remove("PATH");
-        items.push(super::local_aids::project_files_message(
-            &turn.cwd,
-            path.as_deref(),
-        ));
-    }
+    let start = turn_start(session, turn, "");
+    let inspectors = TurnInspectors::for_turn(&session.profile, &start.view());
+    items.extend(inspectors.initial_context(&start.view()));
     items
 }
 
@@ -316,7 +431,7 @@ fn user_input_item(input: &[UserInput], max_image_dimension: u32) -> ResponseIte
     ResponseItem::message("user", content)
 }
 
-fn build_prompt(session: &Session, turn: &TurnContext, tool_choice: ToolChoice) -> Prompt {
+fn build_prompt(session: &Session, turn: &TurnContext) -> Prompt {
     let mut input = vec![ResponseItem::developer_text(&session.base_instructions)];
     input.extend(session.history_snapshot());
     Prompt {
@@ -329,184 +444,6 @@ fn build_prompt(session: &Session, turn: &TurnContext, tool_choice: ToolChoice) 
         reasoning_summary: turn.effort.is_some(),
         output_schema: turn.output_schema.clone(),
         prompt_cache_key: session.thread_id.to_string(),
-        tool_choice,
-    }
-}
-
-/// Streams one model response, forwarding deltas as events. Returns the completed items.
-async fn sample(
-    session: &Session,
-    turn: &TurnContext,
-    prompt: &Prompt,
-) -> Result<(Vec<ResponseItem>, Option<TokenUsage>), ModelError> {
-    let events = session.events();
-    let turn_id = Some(&turn.turn_id);
-    let mut stream = session.model.stream(prompt).await?;
-    let mut items: Vec<ResponseItem> = Vec::new();
-    let mut tracker = ItemTracker::default();
-    while let Some(event) = stream.next().await {
-        match event? {
-            ResponseEvent::Created => {}
-            ResponseEvent::OutputItemAdded(item) => {
-                if let ResponseItem::Message { id, role, .. } = &item
-                    && role == "assistant"
-                {
-                    let item_id = tracker.start_message(id.clone(), events);
-                    events.emit(
-                        turn_id,
-                        EventMsg::ItemStarted {
-                            item: ThreadItem::AgentMessage {
-                                id: item_id,
-                                text: String::new(),
-                            },
-                        },
-                    );
-                }
-            }
-            ResponseEvent::OutputTextDelta { item_id, delta } => {
-                let id = tracker.message_id_for(item_id.as_deref(), events);
-                events.emit(turn_id, EventMsg::AgentMessageDelta { item_id: id, delta });
-            }
-            ResponseEvent::ReasoningSummaryDelta { item_id, delta } => {
-                let id = tracker.reasoning_id_for(item_id.as_deref(), events);
-                events.emit(turn_id, EventMsg::ReasoningDelta { item_id: id, delta });
-            }
-            ResponseEvent::ToolCallInputDelta { .. } => {}
-            ResponseEvent::OutputItemDone(item) => {
-                match &item {
-                    ResponseItem::Message { id, role, .. } if role == "assistant" => {
-                        let item_id = tracker.finish_message(id.as_deref(), events);
-                        events.emit(
-                            turn_id,
-                            EventMsg::ItemCompleted {
-                                item: ThreadItem::AgentMessage {
-                                    id: item_id,
-                                    text: item.message_text().unwrap_or_default(),
-                                },
-                            },
-                        );
-                    }
-                    ResponseItem::Reasoning { id, summary, .. } => {
-                        let text = summary
-                            .iter()
-                            .filter_map(|s| match s {
-                                ReasoningSummary::SummaryText { text } => Some(text.as_str()),
-                                ReasoningSummary::Other(_) => None,
-                            })
-                            .collect::<Vec<_>>()
-                            .join("\n\n");
-                        if !text.is_empty() {
-                            let item_id = tracker.reasoning_id_for(id.as_deref(), events);
-                            events.emit(
-                                turn_id,
-                                EventMsg::ItemCompleted {
-                                    item: ThreadItem::Reasoning { id: item_id, text },
-                                },
-                            );
-                        }
-                    }
-                    _ => {}
-                }
-                items.push(item);
-            }
-            ResponseEvent::Completed { usage, .. } => return Ok((items, usage)),
-            ResponseEvent::RetryingStream {
-                attempt,
-                max,
-                reason,
-            } => {
-                items.clear();
-                tracker = ItemTracker::default();
-                events.emit(
-                    turn_id,
-                    EventMsg::Error {
-                        error: osprey_protocol::WireError::new(
-                            osprey_protocol::ErrorKind::StreamFailed,
-                            format!("Reconnecting… {attempt}/{max}: {reason}"),
-                        ),
-                    },
-                );
-            }
-        }
-    }
-    Err(ModelError::Stream {
-        provider: session.config.model_provider.name.clone(),
-        url: session
-            .config
-            .model_provider
-            .base_url
-            .clone()
-            .unwrap_or_default(),
-        fault: osprey_model::StreamFault::EndedEarly,
-        attempts: 1,
-    })
-}
-
-/// Maps the model's item ids to our thread item ids while a response streams.
-#[derive(Default)]
-struct ItemTracker {
-    messages: HashMap<String, String>,
-    reasoning: HashMap<String, String>,
-    current_message: Option<String>,
-    current_reasoning: Option<String>,
-}
-
-impl ItemTracker {
-    fn start_message(
-        &mut self,
-        model_id: Option<String>,
-        events: &crate::events::EventEmitter,
-    ) -> String {
-        let id = events.next_item_id("msg");
-        if let Some(model_id) = model_id {
-            self.messages.insert(model_id, id.clone());
-        }
-        self.current_message = Some(id.clone());
-        id
-    }
-
-    fn message_id_for(
-        &mut self,
-        model_id: Option<&str>,
-        events: &crate::events::EventEmitter,
-    ) -> String {
-        if let Some(id) = model_id.and_then(|m| self.messages.get(m)) {
-            return id.clone();
-        }
-        if let Some(id) = &self.current_message {
-            return id.clone();
-        }
-        self.start_message(model_id.map(str::to_string), events)
-    }
-
-    fn finish_message(
-        &mut self,
-        model_id: Option<&str>,
-        events: &crate::events::EventEmitter,
-    ) -> String {
-        let id = self.message_id_for(model_id, events);
-        self.current_message = None;
-        id
-    }
-
-    fn reasoning_id_for(
-        &mut self,
-        model_id: Option<&str>,
-        events: &crate::events::EventEmitter,
-    ) -> String {
-        if let Some(id) = model_id.and_then(|m| self.reasoning.get(m)) {
-            return id.clone();
-        }
-        if model_id.is_none()
-            && let Some(id) = &self.current_reasoning
-        {
-            return id.clone();
-        }
-        let id = events.next_item_id("reasoning");
-        if let Some(model_id) = model_id {
-            self.reasoning.insert(model_id.to_string(), id.clone());
-        }
-        self.current_reasoning = Some(id.clone());
-        id
+        tool_choice: ToolChoice::Auto,
     }
 }

@@ -24,6 +24,19 @@ pub enum ToolPayload {
 }
 
 impl ToolCall {
+    /// The call's JSON arguments parsed into the tool's argument struct. Every parse error
+    /// is one the model can act on: it names the field at fault and how to call the tool.
+    pub fn arguments<T: osprey_tools::ToolArguments>(&self) -> Result<T, ToolError> {
+        let ToolPayload::Function { arguments } = &self.payload else {
+            return Err(ToolError::RespondToModel(format!(
+                "{} takes JSON arguments: call it as a function with one JSON object",
+                self.tool_name
+            )));
+        };
+        osprey_tools::parse_arguments(&self.tool_name, arguments)
+            .map_err(|e| ToolError::RespondToModel(e.to_string()))
+    }
+
     /// The output item for this call, of the type its call item demands.
     pub fn output_item(&self, output: ToolOutput) -> ResponseItem {
         let call_id = self.call_id.clone();
@@ -84,6 +97,51 @@ impl ToolOutput {
                 .map(|image_url| FunctionCallOutputContent::InputImage { image_url }),
         );
         FunctionCallOutputPayload::Content(parts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(payload: ToolPayload) -> ToolCall {
+        ToolCall {
+            call_id: "c1".to_string(),
+            tool_name: "read_file".to_string(),
+            payload,
+        }
+    }
+
+    #[test]
+    fn arguments_parse_into_the_tool_struct() {
+        let args: osprey_tools::ReadFileArgs = call(ToolPayload::Function {
+            arguments: r#"{"file_path": "/a"}"#.to_string(),
+        })
+        .arguments()
+        .unwrap();
+        assert_eq!(args.file_path, "/a");
+    }
+
+    #[test]
+    fn bad_arguments_are_plain_words_for_the_model() {
+        let bad = call(ToolPayload::Function {
+            arguments: r#"{"file_path": 3}"#.to_string(),
+        })
+        .arguments::<osprey_tools::ReadFileArgs>()
+        .unwrap_err();
+        let ToolError::RespondToModel(message) = bad else {
+            panic!("a parse error is not fatal");
+        };
+        assert!(message.contains("`file_path`"), "{message}");
+        let freeform = call(ToolPayload::Custom {
+            input: "x".to_string(),
+        })
+        .arguments::<osprey_tools::ReadFileArgs>()
+        .unwrap_err();
+        assert!(
+            freeform.to_string().contains("JSON arguments"),
+            "{freeform}"
+        );
     }
 }
 

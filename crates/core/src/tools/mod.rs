@@ -20,19 +20,111 @@ pub use registry::{ToolHandler, ToolRegistry};
 
 use handlers::apply_patch::ApplyPatchHandler;
 use handlers::files::{GrepFilesHandler, ListDirHandler, ReadFileHandler, ViewImageHandler};
+use handlers::local::{LocalListDirHandler, LocalReadFileHandler, LocalShellCommandHandler};
 use handlers::plan::UpdatePlanHandler;
 use handlers::shell::{ShellCommandHandler, ShellHandler};
 use handlers::unified_exec::{ExecCommandHandler, WriteStdinHandler};
-use osprey_config::{ApplyPatchToolType, Config, ShellToolType};
+use handlers::write_file::WriteFileHandler;
+use osprey_config::{ApplyPatchToolType, Config, ShellToolType, ToolProfileKind};
+use osprey_tools::{ProfileTool, ShellTool, StandardTools, ToolProfile, ToolVariant, TurnAid};
 use std::sync::Arc;
 
-/// The tools offered in a thread: the built-in ones this configuration enables, then the
-/// tools of the MCP servers that started.
+/// The tool profile this configuration gives a thread: which tools, which variants, which
+/// turn aids.
+pub fn profile_for(config: &Config) -> ToolProfile {
+    let choice = config.tool_profile();
+    let profile = match choice.kind {
+        ToolProfileKind::Local => ToolProfile::local(),
+        ToolProfileKind::Standard => {
+            ToolProfile::standard(&standard_tools(config, choice.freeform_tools))
+        }
+    };
+    if choice.loop_guard {
+        profile.with_aid(TurnAid::LoopGuard)
+    } else {
+        profile.without_aid(TurnAid::LoopGuard)
+    }
+}
+
+fn standard_tools(config: &Config, freeform_tools: bool) -> StandardTools {
+    let tools = &config.tools;
+    StandardTools {
+        shell: tools.shell.map(|shell| match shell {
+            ShellToolType::ExecCommand => ShellTool::ExecCommand,
+            ShellToolType::ShellCommand => ShellTool::ShellCommand,
+            ShellToolType::Shell => ShellTool::Shell,
+        }),
+        apply_patch: tools.apply_patch.map(|kind| match kind {
+            ApplyPatchToolType::Freeform if freeform_tools => ToolVariant::Standard,
+            ApplyPatchToolType::Freeform | ApplyPatchToolType::Function => ToolVariant::Function,
+        }),
+        update_plan: tools.update_plan,
+        read_file: tools.read_file,
+        list_dir: tools.list_dir,
+        grep_files: tools.grep_files,
+        view_image: tools.view_image,
+    }
+}
+
+/// The one table that binds a profile's tool (name and variant) to its handler. Adding a
+/// tool: its spec and argument struct in `osprey-tools`, a handler in `handlers/`, one line
+/// here, and the profile entry.
+fn handler_for(tool: &ProfileTool) -> Option<Arc<dyn ToolHandler>> {
+    use ToolVariant::{Compact, Function};
+    use osprey_tools::names::*;
+    let handler: Arc<dyn ToolHandler> = match (tool.name, tool.variant) {
+        (EXEC_COMMAND, _) => Arc::new(ExecCommandHandler),
+        (WRITE_STDIN, _) => Arc::new(WriteStdinHandler),
+        (SHELL_COMMAND, Compact) => Arc::new(LocalShellCommandHandler),
+        (SHELL_COMMAND, _) => Arc::new(ShellCommandHandler),
+        (SHELL | LOCAL_SHELL, _) => Arc::new(ShellHandler),
+        (APPLY_PATCH, Function) => Arc::new(ApplyPatchHandler {
+            tool_type: ApplyPatchToolType::Function,
+        }),
+        (APPLY_PATCH, _) => Arc::new(ApplyPatchHandler {
+            tool_type: ApplyPatchToolType::Freeform,
+        }),
+        (WRITE_FILE, _) => Arc::new(WriteFileHandler),
+        (UPDATE_PLAN, _) => Arc::new(UpdatePlanHandler::default()),
+        (READ_FILE, Compact) => Arc::new(LocalReadFileHandler),
+        (READ_FILE, _) => Arc::new(ReadFileHandler),
+        (LIST_DIR, Compact) => Arc::new(LocalListDirHandler),
+        (LIST_DIR, _) => Arc::new(ListDirHandler),
+        (GREP_FILES, _) => Arc::new(GrepFilesHandler),
+        (VIEW_IMAGE, _) => Arc::new(ViewImageHandler),
+        _ => return None,
+    };
+    Some(handler)
+}
+
+/// The built-in tools of `profile`, in the order they are offered.
+pub fn build_registry(profile: &ToolProfile) -> ToolRegistry {
+    let mut registry = ToolRegistry::default();
+    for tool in &profile.tools {
+        let Some(handler) = handler_for(tool) else {
+            tracing::warn!(
+                tool = tool.name,
+                "a tool profile names a tool with no handler"
+            );
+            continue;
+        };
+        if tool.offered {
+            registry.register(handler);
+        } else {
+            registry.register_hidden(tool.name, handler);
+        }
+    }
+    registry
+}
+
+/// The tools offered in a thread: the profile's built-in ones, then the tools of the MCP
+/// servers that started.
 pub fn build_registry_with_mcp(
     config: &Config,
+    profile: &ToolProfile,
     mcp: &Arc<osprey_mcp::McpConnectionManager>,
 ) -> ToolRegistry {
-    let mut registry = build_registry(config);
+    let mut registry = build_registry(profile);
     if mcp.has_servers() {
         let specs = match config.model_provider.wire_api {
             osprey_config::WireApi::Responses => mcp.responses_tool_specs(),
@@ -46,10 +138,13 @@ pub fn build_registry_with_mcp(
             specs,
         );
         for spec in osprey_mcp::resource_tool_specs() {
+            use osprey_tools::names::{
+                LIST_MCP_RESOURCE_TEMPLATES, LIST_MCP_RESOURCES, READ_MCP_RESOURCE,
+            };
             let name: &'static str = match spec["name"].as_str() {
-                Some("list_mcp_resources") => "list_mcp_resources",
-                Some("list_mcp_resource_templates") => "list_mcp_resource_templates",
-                Some("read_mcp_resource") => "read_mcp_resource",
+                Some(LIST_MCP_RESOURCES) => LIST_MCP_RESOURCES,
+                Some(LIST_MCP_RESOURCE_TEMPLATES) => LIST_MCP_RESOURCE_TEMPLATES,
+                Some(READ_MCP_RESOURCE) => READ_MCP_RESOURCE,
                 _ => continue,
             };
             registry.register(Arc::new(handlers::mcp::McpResourceHandler {
@@ -59,67 +154,6 @@ pub fn build_registry_with_mcp(
             }));
         }
     }
-    registry
-}
-
-/// The built-in tools this configuration enables, in the order they are offered.
-pub fn build_registry(config: &Config) -> ToolRegistry {
-    let local = config.model_provider_id == osprey_config::LOCAL_PROVIDER_ID;
-    if local && config.local_model.tool_profile == osprey_config::LocalToolProfile::Local {
-        return local_profile();
-    }
-    let tools = &config.tools;
-    let mut registry = ToolRegistry::default();
-    match tools.shell {
-        Some(ShellToolType::ExecCommand) => {
-            registry.register(Arc::new(ExecCommandHandler));
-            registry.register(Arc::new(WriteStdinHandler));
-        }
-        Some(ShellToolType::ShellCommand) => registry.register(Arc::new(ShellCommandHandler)),
-        Some(ShellToolType::Shell) => registry.register(Arc::new(ShellHandler)),
-        None => {}
-    }
-    if tools.shell.is_some() {
-        // The Responses API's built-in local_shell calls run like `shell`.
-        if registry.handler("shell").is_none() {
-            registry.register_hidden("local_shell", Arc::new(ShellHandler));
-        } else {
-            registry.alias("local_shell", "shell");
-        }
-    }
-    if let Some(mut tool_type) = tools.apply_patch {
-        if local {
-            // The embedded model reads calls as JSON; a freeform tool could not be called.
-            tool_type = ApplyPatchToolType::Function;
-        }
-        registry.register(Arc::new(ApplyPatchHandler { tool_type }));
-    }
-    if tools.update_plan {
-        registry.register(Arc::new(UpdatePlanHandler::default()));
-    }
-    if tools.read_file {
-        registry.register(Arc::new(ReadFileHandler));
-    }
-    if tools.list_dir {
-        registry.register(Arc::new(ListDirHandler));
-    }
-    if tools.grep_files {
-        registry.register(Arc::new(GrepFilesHandler));
-    }
-    if tools.view_image {
-        registry.register(Arc::new(ViewImageHandler));
-    }
-    registry
-}
-
-/// The small tool set the embedded local model handles well: whole-file writes instead of
-/// patches, reading, listing, and one-shot commands.
-fn local_profile() -> ToolRegistry {
-    let mut registry = ToolRegistry::default();
-    registry.register(Arc::new(handlers::write_file::WriteFileHandler));
-    registry.register(Arc::new(handlers::local::LocalReadFileHandler));
-    registry.register(Arc::new(handlers::local::LocalListDirHandler));
-    registry.register(Arc::new(handlers::local::LocalShellCommandHandler));
     registry
 }
 
@@ -137,8 +171,21 @@ mod tests {
     }
 
     #[test]
+    fn every_tool_a_profile_can_name_has_a_handler() {
+        let standard = profile_for(&local_config(osprey_config::LocalToolProfile::Standard));
+        for tool in ToolProfile::local().tools.iter().chain(&standard.tools) {
+            let handler = handler_for(tool).unwrap();
+            if tool.offered {
+                assert_eq!(handler.spec().name(), tool.name);
+            }
+        }
+    }
+
+    #[test]
     fn the_local_provider_gets_the_small_profile() {
-        let registry = build_registry(&local_config(osprey_config::LocalToolProfile::Local));
+        let registry = build_registry(&profile_for(&local_config(
+            osprey_config::LocalToolProfile::Local,
+        )));
         assert_eq!(
             registry.names(),
             ["write_file", "read_file", "list_dir", "shell_command"]
@@ -147,7 +194,10 @@ mod tests {
 
     #[test]
     fn the_standard_profile_offers_apply_patch_as_a_json_function() {
-        let registry = build_registry(&local_config(osprey_config::LocalToolProfile::Standard));
+        let profile = profile_for(&local_config(osprey_config::LocalToolProfile::Standard));
+        assert!(profile.has_aid(TurnAid::LoopGuard));
+        assert!(!profile.has_aid(TurnAid::FinishNudge));
+        let registry = build_registry(&profile);
         let names = registry.names();
         assert!(names.contains(&"apply_patch".to_string()), "{names:?}");
         assert!(!names.contains(&"write_file".to_string()), "{names:?}");

@@ -16,6 +16,7 @@ fn main() -> ExitCode {
     let code = runtime.block_on(osprey_mcp_server::run_main_with_exe(
         env!("CARGO_PKG_VERSION"),
         None,
+        Vec::new(),
     ));
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }

@@ -22,6 +22,7 @@ async fn connect(env: HashMap<String, String>, cwd: &std::path::Path) -> Connect
         env,
         process_cwd: cwd.to_path_buf(),
         osprey_exe: None,
+        providers: Vec::new(),
     };
     let (client_io, server_io) = tokio::io::duplex(1 << 16);
     let (server_read, server_write) = tokio::io::split(server_io);

@@ -28,7 +28,7 @@ use osprey_protocol::{
     ReviewDecision, SandboxPolicy, ThreadItem,
 };
 use osprey_sandboxing::{FileSystemPolicy, FsAccess};
-use osprey_tools::{ApplyPatchArgs, ToolSpec, parse_arguments};
+use osprey_tools::{ApplyPatchArgs, ToolSpec};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -50,11 +50,7 @@ impl ToolHandler for ApplyPatchHandler {
     async fn handle(&self, inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
         let text = match &inv.call.payload {
             ToolPayload::Custom { input } => input.clone(),
-            ToolPayload::Function { arguments } => {
-                let args: ApplyPatchArgs = parse_arguments("apply_patch", arguments)
-                    .map_err(|e| ToolError::RespondToModel(e.to_string()))?;
-                args.input
-            }
+            ToolPayload::Function { .. } => inv.call.arguments::<ApplyPatchArgs>()?.input,
             ToolPayload::LocalShell { .. } => {
                 return Err(ToolError::RespondToModel(
                     "apply_patch takes the patch text as its input".to_string(),

@@ -4,24 +4,15 @@
 //! run the function off the async runtime, and turn errors into plain-words outputs. They
 //! never change anything, so they run side by side with each other.
 
-use crate::tools::call::{ToolError, ToolOutput, ToolPayload};
+use crate::tools::call::{ToolError, ToolOutput};
 use crate::tools::context::ToolInvocation;
 use crate::tools::registry::ToolHandler;
 use async_trait::async_trait;
 use osprey_tools::{
-    GrepFilesArgs, ListDirArgs, ReadFileArgs, ToolArguments, ToolSpec, ViewImageArgs, grep_files,
-    list_dir, load_image_for_model, parse_arguments, read_file,
+    GrepFilesArgs, ListDirArgs, ReadFileArgs, ToolSpec, ViewImageArgs, grep_files, list_dir,
+    load_image_for_model, read_file,
 };
 use std::path::{Path, PathBuf};
-
-fn arguments<T: ToolArguments>(inv: &ToolInvocation, tool: &str) -> Result<T, ToolError> {
-    let ToolPayload::Function { arguments } = &inv.call.payload else {
-        return Err(ToolError::RespondToModel(format!(
-            "{tool} takes JSON arguments"
-        )));
-    };
-    parse_arguments(tool, arguments).map_err(|e| ToolError::RespondToModel(e.to_string()))
-}
 
 /// Runs blocking file work on the blocking pool.
 async fn blocking<F>(f: F) -> Result<ToolOutput, ToolError>
@@ -48,7 +39,7 @@ macro_rules! file_tool {
             }
 
             async fn handle(&self, inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
-                let args: $args = arguments(&inv, $name)?;
+                let args: $args = inv.call.arguments()?;
                 let cwd: PathBuf = inv.turn.cwd.clone();
                 blocking(move || {
                     $func(&args, &cwd)
@@ -97,7 +88,7 @@ impl ToolHandler for ViewImageHandler {
     }
 
     async fn handle(&self, inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
-        let args: ViewImageArgs = arguments(&inv, "view_image")?;
+        let args: ViewImageArgs = inv.call.arguments()?;
         let path = if Path::new(&args.path).is_absolute() {
             PathBuf::from(&args.path)
         } else {

@@ -10,7 +10,7 @@
 use std::path::Path;
 
 use async_trait::async_trait;
-use osprey_tools::{JsonSchema, ToolSpec};
+use osprey_tools::ToolSpec;
 use serde_json::{Value, json};
 
 use super::files::{ListDirHandler, ReadFileHandler};
@@ -18,20 +18,6 @@ use super::shell::ShellCommandHandler;
 use crate::tools::call::{ToolError, ToolOutput, ToolPayload};
 use crate::tools::context::ToolInvocation;
 use crate::tools::registry::ToolHandler;
-
-fn function(name: &str, description: &str, properties: Value, required: &[&str]) -> ToolSpec {
-    ToolSpec::Function {
-        name: name.to_string(),
-        description: description.to_string(),
-        strict: false,
-        parameters: JsonSchema(json!({
-            "type": "object",
-            "properties": properties,
-            "required": required,
-            "additionalProperties": false,
-        })),
-    }
-}
 
 /// Parses the call's JSON arguments, lets `edit` adjust them, and hands the call on to
 /// `inner` with the adjusted arguments.
@@ -85,16 +71,7 @@ pub struct LocalReadFileHandler;
 #[async_trait]
 impl ToolHandler for LocalReadFileHandler {
     fn spec(&self) -> ToolSpec {
-        function(
-            "read_file",
-            "Read a text file; lines come back numbered.",
-            json!({
-                "file_path": {"type": "string", "description": "Path of the file, relative to the working directory or absolute."},
-                "offset": {"type": "integer", "description": "First line to show (default 1)."},
-                "limit": {"type": "integer", "description": "Most lines to show (default 2000)."},
-            }),
-            &["file_path"],
-        )
+        osprey_tools::read_file_compact_spec()
     }
 
     async fn handle(&self, inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
@@ -141,14 +118,7 @@ pub struct LocalListDirHandler;
 #[async_trait]
 impl ToolHandler for LocalListDirHandler {
     fn spec(&self) -> ToolSpec {
-        function(
-            "list_dir",
-            "List the files and folders in a directory, two levels deep.",
-            json!({
-                "dir_path": {"type": "string", "description": "Directory, relative to the working directory or absolute (default: the working directory)."},
-            }),
-            &[],
-        )
+        osprey_tools::list_dir_compact_spec()
     }
 
     async fn handle(&self, inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
@@ -167,14 +137,7 @@ pub struct LocalShellCommandHandler;
 #[async_trait]
 impl ToolHandler for LocalShellCommandHandler {
     fn spec(&self) -> ToolSpec {
-        function(
-            "shell_command",
-            "Run a shell command in the working directory and return its exit code and output.",
-            json!({
-                "command": {"type": "string", "description": "The command line to run."},
-            }),
-            &["command"],
-        )
+        osprey_tools::shell_command_compact_spec()
     }
 
     fn is_mutating(&self, call: &crate::tools::call::ToolCall) -> bool {
@@ -297,29 +260,5 @@ mod tests {
         let output = "bash: node: command not found";
         assert_eq!(missing_command_hint(output, Some(&path)), None);
         assert_eq!(missing_command_hint("all fine", Some(&path)), None);
-    }
-
-    #[test]
-    fn specs_offer_only_the_small_argument_sets() {
-        for (handler, expected) in [
-            (
-                &LocalReadFileHandler as &dyn ToolHandler,
-                vec!["file_path", "limit", "offset"],
-            ),
-            (&LocalListDirHandler, vec!["dir_path"]),
-            (&LocalShellCommandHandler, vec!["command"]),
-        ] {
-            let ToolSpec::Function { parameters, .. } = handler.spec() else {
-                panic!("function tools")
-            };
-            let mut keys: Vec<String> = parameters.0["properties"]
-                .as_object()
-                .unwrap()
-                .keys()
-                .cloned()
-                .collect();
-            keys.sort();
-            assert_eq!(keys, expected);
-        }
     }
 }

@@ -1,11 +1,11 @@
 //! `update_plan`: the model's to-do list, shown to the user as a plan item.
 
-use crate::tools::call::{ToolError, ToolOutput, ToolPayload};
+use crate::tools::call::{ToolError, ToolOutput};
 use crate::tools::context::ToolInvocation;
 use crate::tools::registry::ToolHandler;
 use async_trait::async_trait;
 use osprey_protocol::{EventMsg, ThreadItem, TodoEntry};
-use osprey_tools::{StepStatus, ToolSpec, UpdatePlanArgs, parse_arguments, update_plan_spec};
+use osprey_tools::{StepStatus, ToolSpec, UpdatePlanArgs, update_plan_spec};
 use std::sync::Mutex;
 
 /// Keeps one plan item id per thread so every update replaces the same list.
@@ -21,13 +21,7 @@ impl ToolHandler for UpdatePlanHandler {
     }
 
     async fn handle(&self, inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
-        let ToolPayload::Function { arguments } = &inv.call.payload else {
-            return Err(ToolError::RespondToModel(
-                "update_plan takes JSON arguments".to_string(),
-            ));
-        };
-        let args: UpdatePlanArgs = parse_arguments("update_plan", arguments)
-            .map_err(|e| ToolError::RespondToModel(e.to_string()))?;
+        let args: UpdatePlanArgs = inv.call.arguments()?;
         args.validate()
             .map_err(|e| ToolError::RespondToModel(e.to_string()))?;
         let items: Vec<TodoEntry> = args

@@ -8,7 +8,7 @@ use crate::tools::registry::ToolHandler;
 use async_trait::async_trait;
 use osprey_tools::{
     DEFAULT_MAX_OUTPUT_TOKENS, SandboxPermissions, ShellArgs, ShellCommandArgs, ToolSpec,
-    parse_arguments, shell_command_spec, shell_spec,
+    shell_command_spec, shell_spec,
 };
 
 /// `shell {command: [argv], …}`; also serves `local_shell` calls.
@@ -31,9 +31,8 @@ impl ToolHandler for ShellHandler {
                 prefix_rule: None,
                 max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
             },
-            ToolPayload::Function { arguments } => {
-                let args: ShellArgs = parse_arguments("shell", arguments)
-                    .map_err(|e| ToolError::RespondToModel(e.to_string()))?;
+            ToolPayload::Function { .. } => {
+                let args: ShellArgs = inv.call.arguments()?;
                 OneShot {
                     escalation_requested: args.sandbox_permissions()
                         == SandboxPermissions::RequireEscalated,
@@ -66,13 +65,7 @@ impl ToolHandler for ShellCommandHandler {
     }
 
     async fn handle(&self, inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
-        let ToolPayload::Function { arguments } = &inv.call.payload else {
-            return Err(ToolError::RespondToModel(
-                "shell_command takes JSON arguments: {\"command\": \"script\"}".to_string(),
-            ));
-        };
-        let args: ShellCommandArgs = parse_arguments("shell_command", arguments)
-            .map_err(|e| ToolError::RespondToModel(e.to_string()))?;
+        let args: ShellCommandArgs = inv.call.arguments()?;
         let login = args.login.unwrap_or(inv.turn.config.tools.login_shell);
         let argv = inv.services.shell.derive_exec_args(&args.command, login);
         run_one_shot(

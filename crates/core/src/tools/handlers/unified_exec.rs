@@ -1,6 +1,6 @@
 //! `exec_command` and `write_stdin`: commands that may outlive one call.
 
-use crate::tools::call::{ToolError, ToolOutput, ToolPayload};
+use crate::tools::call::{ToolError, ToolOutput};
 use crate::tools::command_item::CommandItem;
 use crate::tools::context::ToolInvocation;
 use crate::tools::exec_env::{command_env, resolve_workdir};
@@ -14,19 +14,10 @@ use osprey_process::{CollectResult, InteractiveProcess, ProcessExit};
 use osprey_shell::Shell;
 use osprey_tools::{
     ExecCommandArgs, ExecOutputView, ExitView, SandboxPermissions, ToolSpec, WriteStdinArgs,
-    exec_command_spec, format_exec_output, new_chunk_id, parse_arguments, write_stdin_spec,
+    exec_command_spec, format_exec_output, new_chunk_id, write_stdin_spec,
 };
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-fn function_arguments<'a>(inv: &'a ToolInvocation, tool: &str) -> Result<&'a str, ToolError> {
-    match &inv.call.payload {
-        ToolPayload::Function { arguments } => Ok(arguments),
-        _ => Err(ToolError::RespondToModel(format!(
-            "{tool} takes JSON arguments"
-        ))),
-    }
-}
 
 fn exit_code_of(exit: &ProcessExit) -> i32 {
     exit.code.unwrap_or_else(|| 128 + exit.signal.unwrap_or(0))
@@ -57,9 +48,7 @@ impl ToolHandler for ExecCommandHandler {
     }
 
     async fn handle(&self, inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
-        let args: ExecCommandArgs =
-            parse_arguments("exec_command", function_arguments(&inv, "exec_command")?)
-                .map_err(|e| ToolError::RespondToModel(e.to_string()))?;
+        let args: ExecCommandArgs = inv.call.arguments()?;
         if args.cmd.trim().is_empty() {
             return Err(ToolError::RespondToModel(
                 "exec_command needs a non-empty `cmd`.".to_string(),
@@ -199,9 +188,7 @@ impl ToolHandler for WriteStdinHandler {
     }
 
     async fn handle(&self, inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
-        let args: WriteStdinArgs =
-            parse_arguments("write_stdin", function_arguments(&inv, "write_stdin")?)
-                .map_err(|e| ToolError::RespondToModel(e.to_string()))?;
+        let args: WriteStdinArgs = inv.call.arguments()?;
         let sessions = &inv.services.unified_exec;
         let Some(mut session) = sessions.take(args.session_id).await else {
             let live = sessions.ids().await;

@@ -4,46 +4,23 @@
 //! and `file_change` events as `apply_patch`.
 
 use super::apply_patch::run_patch_text;
-use crate::tools::call::{ToolError, ToolOutput, ToolPayload};
+use crate::tools::call::{ToolError, ToolOutput};
 use crate::tools::context::ToolInvocation;
 use crate::tools::registry::ToolHandler;
 use async_trait::async_trait;
-use osprey_tools::{JsonSchema, ToolSpec};
-use serde::Deserialize;
+use osprey_tools::{ToolSpec, WriteFileArgs, write_file_spec};
 use std::path::Path;
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct WriteFileArgs {
-    path: String,
-    content: String,
-}
 
 pub struct WriteFileHandler;
 
 #[async_trait]
 impl ToolHandler for WriteFileHandler {
     fn spec(&self) -> ToolSpec {
-        let spec = osprey_local_model::write_file_spec();
-        ToolSpec::Function {
-            name: "write_file".to_string(),
-            description: spec["description"].as_str().unwrap_or_default().to_string(),
-            strict: false,
-            parameters: JsonSchema(spec["parameters"].clone()),
-        }
+        write_file_spec()
     }
 
     async fn handle(&self, inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
-        let ToolPayload::Function { arguments } = &inv.call.payload else {
-            return Err(ToolError::RespondToModel(
-                "write_file takes JSON arguments {\"path\": …, \"content\": …}".to_string(),
-            ));
-        };
-        let args: WriteFileArgs = serde_json::from_str(arguments).map_err(|e| {
-            ToolError::RespondToModel(format!(
-                "failed to parse function arguments: {e}. Call write_file with a JSON object with required `path` (string) and `content` (string)"
-            ))
-        })?;
+        let args: WriteFileArgs = inv.call.arguments()?;
         if args.path.trim().is_empty() {
             return Err(ToolError::RespondToModel(
                 "write_file: the path is empty; give a file name such as src/main.py".to_string(),

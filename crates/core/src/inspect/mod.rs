@@ -1,0 +1,185 @@
+//! Turn inspectors: hooks the turn loop consults at named points, in order.
+//!
+//! The loop itself has no provider- or profile-specific code. What a tool profile wants on
+//! top of "prompt → stream → run tools → repeat" — a loop guard, a reminder when the model
+//! stops early, a file listing up front — is a [`TurnInspector`], created per turn from the
+//! profile's [`TurnAid`]s. The points, in the order a turn meets them:
+//!
+//! 1. [`TurnInspector::initial_context`] — once per thread, items for its first messages;
+//! 2. [`TurnInspector::before_request`] — before every model request (may change the prompt);
+//! 3. [`TurnInspector::before_tool_calls`] — before a batch of calls runs (may stop the turn);
+//! 4. [`TurnInspector::after_tool_outputs`] — after the batch ran (may annotate its outputs);
+//! 5. [`TurnInspector::before_finish`] — when the model answered without calls and the turn
+//!    would end (may record a reminder and go on).
+
+mod local_aids;
+
+use osprey_model::Prompt;
+use osprey_protocol::ResponseItem;
+use osprey_tools::{ToolProfile, TurnAid};
+use std::path::Path;
+
+use crate::tools::call::{ToolCall, ToolOutput};
+
+/// What an inspector says about a batch of calls about to run.
+pub(crate) enum CallVerdict {
+    Run,
+    /// Do not run the batch: answer every call with `output`, warn with `warning` and end the
+    /// turn.
+    StopTurn {
+        output: ToolOutput,
+        warning: String,
+    },
+}
+
+/// What inspectors may look at when a turn starts.
+pub(crate) struct TurnStart<'a> {
+    /// The user's request in this turn, as text.
+    pub request: &'a str,
+    pub cwd: &'a Path,
+    /// The tools offered, by name.
+    pub tool_names: &'a [String],
+    /// The `PATH` commands get.
+    pub command_path: Option<&'a str>,
+}
+
+/// One hook set; every method has a do-nothing default.
+pub(crate) trait TurnInspector: Send {
+    fn initial_context(&self, _start: &TurnStart<'_>) -> Vec<ResponseItem> {
+        Vec::new()
+    }
+
+    fn before_request(&mut self, _prompt: &mut Prompt) {}
+
+    fn before_tool_calls(&mut self, _calls: &[ToolCall]) -> CallVerdict {
+        CallVerdict::Run
+    }
+
+    fn after_tool_outputs(&mut self, _outputs: &mut [ResponseItem]) {}
+
+    /// `answer` is the model's last message. A returned item is recorded and the turn goes on.
+    fn before_finish(&mut self, _answer: Option<&str>) -> Option<ResponseItem> {
+        None
+    }
+}
+
+/// The inspectors of one turn, consulted in order.
+#[derive(Default)]
+pub(crate) struct TurnInspectors {
+    inspectors: Vec<Box<dyn TurnInspector>>,
+}
+
+impl TurnInspectors {
+    /// The inspectors `profile` asks for, in the order of its aids.
+    pub(crate) fn for_turn(profile: &ToolProfile, start: &TurnStart<'_>) -> Self {
+        let inspectors = profile
+            .aids
+            .iter()
+            .map(|aid| -> Box<dyn TurnInspector> {
+                match aid {
+                    TurnAid::LoopGuard => Box::<local_aids::LoopGuard>::default(),
+                    TurnAid::FinishNudge => Box::new(local_aids::FinishNudge::new(start)),
+                    TurnAid::ProjectFiles => Box::new(local_aids::ProjectFiles),
+                }
+            })
+            .collect();
+        Self { inspectors }
+    }
+
+    pub(crate) fn initial_context(&self, start: &TurnStart<'_>) -> Vec<ResponseItem> {
+        self.inspectors
+            .iter()
+            .flat_map(|i| i.initial_context(start))
+            .collect()
+    }
+
+    pub(crate) fn before_request(&mut self, prompt: &mut Prompt) {
+        for inspector in &mut self.inspectors {
+            inspector.before_request(prompt);
+        }
+    }
+
+    /// Every inspector sees the batch; the first that stops the turn decides.
+    pub(crate) fn before_tool_calls(&mut self, calls: &[ToolCall]) -> CallVerdict {
+        let mut verdict = CallVerdict::Run;
+        for inspector in &mut self.inspectors {
+            let said = inspector.before_tool_calls(calls);
+            if matches!(verdict, CallVerdict::Run) {
+                verdict = said;
+            }
+        }
+        verdict
+    }
+
+    pub(crate) fn after_tool_outputs(&mut self, outputs: &mut [ResponseItem]) {
+        for inspector in &mut self.inspectors {
+            inspector.after_tool_outputs(outputs);
+        }
+    }
+
+    /// The first reminder any inspector has.
+    pub(crate) fn before_finish(&mut self, answer: Option<&str>) -> Option<ResponseItem> {
+        self.inspectors
+            .iter_mut()
+            .find_map(|i| i.before_finish(answer))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::call::ToolPayload;
+
+    fn start<'a>(cwd: &'a Path, names: &'a [String]) -> TurnStart<'a> {
+        TurnStart {
+            request: "create hello.py",
+            cwd,
+            tool_names: names,
+            command_path: None,
+        }
+    }
+
+    #[test]
+    fn the_standard_profile_has_no_inspectors_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = ToolProfile::standard(&osprey_tools::StandardTools {
+            shell: None,
+            apply_patch: None,
+            update_plan: false,
+            read_file: false,
+            list_dir: false,
+            grep_files: false,
+            view_image: false,
+        });
+        let mut set = TurnInspectors::for_turn(&profile, &start(dir.path(), &[]));
+        assert!(set.initial_context(&start(dir.path(), &[])).is_empty());
+        assert_eq!(set.before_finish(Some("I would call write_file")), None);
+    }
+
+    #[test]
+    fn the_local_profile_lists_files_and_reminds_before_finishing() {
+        let dir = tempfile::tempdir().unwrap();
+        let names = vec!["write_file".to_string()];
+        let mut set = TurnInspectors::for_turn(&ToolProfile::local(), &start(dir.path(), &names));
+        let context = set.initial_context(&start(dir.path(), &names));
+        assert_eq!(context.len(), 1);
+        assert!(context[0].message_text().unwrap().starts_with("<files>"));
+        let call = ToolCall {
+            call_id: "a".to_string(),
+            tool_name: "shell_command".to_string(),
+            payload: ToolPayload::Function {
+                arguments: "{}".to_string(),
+            },
+        };
+        assert!(matches!(
+            set.before_tool_calls(std::slice::from_ref(&call)),
+            CallVerdict::Run
+        ));
+        assert!(matches!(
+            set.before_tool_calls(&[call]),
+            CallVerdict::StopTurn { .. }
+        ));
+        // hello.py is named in the request and missing.
+        assert!(set.before_finish(Some("Done.")).is_some());
+    }
+}

@@ -1,0 +1,252 @@
+//! Tool profiles: which tools a thread offers, in which variant, as data.
+//!
+//! A [`ToolProfile`] is a list of [`ProfileTool`]s (a name from [`crate::names`] and a
+//! [`ToolVariant`]) plus the turn aids the profile wants. The agent's core turns each entry
+//! into a handler through one table, so a profile never names a handler and adding a tool to
+//! a profile is one line here. Profiles:
+//!
+//! * [`ToolProfile::standard`] — Codex's tool set, shaped by the `[tools]` settings;
+//! * [`ToolProfile::local`] — the embedded local model's small set: `write_file`, compact
+//!   `read_file` / `list_dir` / `shell_command`, with every turn aid on.
+
+use crate::spec::names;
+
+/// Which form of a tool's spec is offered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolVariant {
+    /// Codex's shape (for `apply_patch`: a freeform tool with the Lark grammar).
+    Standard,
+    /// `apply_patch` as a JSON function tool, for models that cannot call freeform tools.
+    Function,
+    /// Small argument sets and relative paths ([`crate::compact_spec`]).
+    Compact,
+}
+
+/// One tool of a profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProfileTool {
+    pub name: &'static str,
+    pub variant: ToolVariant,
+    /// Offered to the model; `false` only accepts calls by that name (the Responses API's
+    /// built-in `local_shell`).
+    pub offered: bool,
+}
+
+impl ProfileTool {
+    const fn offered(name: &'static str, variant: ToolVariant) -> Self {
+        Self {
+            name,
+            variant,
+            offered: true,
+        }
+    }
+}
+
+/// Help the turn loop gives a weak model; each is a turn inspector in the core.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TurnAid {
+    /// End the turn when the model repeats an earlier call with nothing written in between.
+    LoopGuard,
+    /// Ask once for a call when the model ends its turn with the work half done.
+    FinishNudge,
+    /// Show the working directory's files and the available commands at thread start.
+    ProjectFiles,
+}
+
+/// The shell tool a standard profile offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShellTool {
+    /// `exec_command` + `write_stdin`.
+    ExecCommand,
+    /// `shell_command`.
+    ShellCommand,
+    /// `shell`.
+    Shell,
+}
+
+/// What a standard profile offers (from the `[tools]` settings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StandardTools {
+    pub shell: Option<ShellTool>,
+    /// `None`: no `apply_patch`; otherwise [`ToolVariant::Standard`] or
+    /// [`ToolVariant::Function`].
+    pub apply_patch: Option<ToolVariant>,
+    pub update_plan: bool,
+    pub read_file: bool,
+    pub list_dir: bool,
+    pub grep_files: bool,
+    pub view_image: bool,
+}
+
+/// The tools of a thread and the turn aids that come with them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolProfile {
+    /// For logs and docs: `standard`, `local`.
+    pub name: &'static str,
+    pub tools: Vec<ProfileTool>,
+    pub aids: Vec<TurnAid>,
+}
+
+impl ToolProfile {
+    /// Codex's tools as the settings choose them, in the order they are offered.
+    pub fn standard(settings: &StandardTools) -> Self {
+        use ToolVariant::Standard;
+        let mut tools = Vec::new();
+        match settings.shell {
+            Some(ShellTool::ExecCommand) => {
+                tools.push(ProfileTool::offered(names::EXEC_COMMAND, Standard));
+                tools.push(ProfileTool::offered(names::WRITE_STDIN, Standard));
+            }
+            Some(ShellTool::ShellCommand) => {
+                tools.push(ProfileTool::offered(names::SHELL_COMMAND, Standard));
+            }
+            Some(ShellTool::Shell) => tools.push(ProfileTool::offered(names::SHELL, Standard)),
+            None => {}
+        }
+        if settings.shell.is_some() {
+            // The Responses API's built-in local_shell calls run like `shell`.
+            tools.push(ProfileTool {
+                name: names::LOCAL_SHELL,
+                variant: Standard,
+                offered: false,
+            });
+        }
+        if let Some(variant) = settings.apply_patch {
+            tools.push(ProfileTool::offered(names::APPLY_PATCH, variant));
+        }
+        let optional = [
+            (settings.update_plan, names::UPDATE_PLAN),
+            (settings.read_file, names::READ_FILE),
+            (settings.list_dir, names::LIST_DIR),
+            (settings.grep_files, names::GREP_FILES),
+            (settings.view_image, names::VIEW_IMAGE),
+        ];
+        for (enabled, name) in optional {
+            if enabled {
+                tools.push(ProfileTool::offered(name, Standard));
+            }
+        }
+        Self {
+            name: "standard",
+            tools,
+            aids: Vec::new(),
+        }
+    }
+
+    /// The small set the embedded local model handles well: whole-file writes instead of
+    /// patches, reading, listing and one-shot commands, all in their compact form.
+    pub fn local() -> Self {
+        use ToolVariant::Compact;
+        Self {
+            name: "local",
+            tools: vec![
+                ProfileTool::offered(names::WRITE_FILE, Compact),
+                ProfileTool::offered(names::READ_FILE, Compact),
+                ProfileTool::offered(names::LIST_DIR, Compact),
+                ProfileTool::offered(names::SHELL_COMMAND, Compact),
+            ],
+            aids: vec![
+                TurnAid::LoopGuard,
+                TurnAid::FinishNudge,
+                TurnAid::ProjectFiles,
+            ],
+        }
+    }
+
+    /// Adds a turn aid (once).
+    #[must_use]
+    pub fn with_aid(mut self, aid: TurnAid) -> Self {
+        if !self.aids.contains(&aid) {
+            self.aids.push(aid);
+        }
+        self
+    }
+
+    /// Removes a turn aid the settings switched off.
+    #[must_use]
+    pub fn without_aid(mut self, aid: TurnAid) -> Self {
+        self.aids.retain(|a| *a != aid);
+        self
+    }
+
+    pub fn has_aid(&self, aid: TurnAid) -> bool {
+        self.aids.contains(&aid)
+    }
+
+    /// The names offered to the model, in order.
+    pub fn offered_names(&self) -> Vec<&'static str> {
+        self.tools
+            .iter()
+            .filter(|t| t.offered)
+            .map(|t| t.name)
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn everything(shell: ShellTool) -> StandardTools {
+        StandardTools {
+            shell: Some(shell),
+            apply_patch: Some(ToolVariant::Standard),
+            update_plan: true,
+            read_file: true,
+            list_dir: true,
+            grep_files: true,
+            view_image: true,
+        }
+    }
+
+    #[test]
+    fn the_standard_profile_follows_the_settings_in_codex_order() {
+        let profile = ToolProfile::standard(&everything(ShellTool::ExecCommand));
+        assert_eq!(
+            profile.offered_names(),
+            [
+                "exec_command",
+                "write_stdin",
+                "apply_patch",
+                "update_plan",
+                "read_file",
+                "list_dir",
+                "grep_files",
+                "view_image"
+            ]
+        );
+        assert!(profile.aids.is_empty());
+        let hidden: Vec<_> = profile.tools.iter().filter(|t| !t.offered).collect();
+        assert_eq!(hidden.len(), 1);
+        assert_eq!(hidden[0].name, "local_shell");
+    }
+
+    #[test]
+    fn no_shell_means_no_local_shell_either() {
+        let mut settings = everything(ShellTool::Shell);
+        settings.shell = None;
+        settings.apply_patch = None;
+        let profile = ToolProfile::standard(&settings);
+        assert!(!profile.tools.iter().any(|t| t.name == "local_shell"));
+        assert!(!profile.tools.iter().any(|t| t.name == "apply_patch"));
+    }
+
+    #[test]
+    fn the_local_profile_is_small_compact_and_aided() {
+        let profile = ToolProfile::local();
+        assert_eq!(
+            profile.offered_names(),
+            ["write_file", "read_file", "list_dir", "shell_command"]
+        );
+        assert!(
+            profile
+                .tools
+                .iter()
+                .all(|t| t.variant == ToolVariant::Compact)
+        );
+        assert!(profile.has_aid(TurnAid::FinishNudge));
+        let without = profile.without_aid(TurnAid::LoopGuard);
+        assert!(!without.has_aid(TurnAid::LoopGuard));
+    }
+}
