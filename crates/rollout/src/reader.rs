@@ -39,8 +39,13 @@ pub struct RolloutContents {
     /// Records this version does not know (a newer record type, or an event written by
     /// Codex or another version): skipped, and not a problem, so not among the warnings.
     pub unrecognized_records: usize,
-    /// Byte length of the file up to the end of its last complete line.
-    pub(crate) complete_len: u64,
+    /// Byte length of the file up to the end of its last record worth keeping: the last
+    /// complete line, or a last record that is whole but lost its newline. What follows is a
+    /// cut-off line (or blank space) that resuming removes.
+    pub(crate) kept_len: u64,
+    /// The kept part ends in a whole record without its newline (the writer stopped just
+    /// before it); resuming appends the newline instead of cutting the record off.
+    pub(crate) missing_newline: bool,
     /// Byte length of the whole file as read.
     pub(crate) file_len: u64,
     /// The last record ordinal in the file (Codex "paginated" threads), header included.
@@ -58,7 +63,8 @@ pub(crate) fn parse_rollout(path: &Path, bytes: &[u8]) -> Result<RolloutContents
     let mut lines = Vec::new();
     let mut warnings = Vec::new();
     let mut skipped = 0usize;
-    let mut complete_len = 0u64;
+    let mut kept_len = 0u64;
+    let mut missing_newline = false;
     let mut offset = 0usize;
     let mut number = 0usize;
     let mut last_ordinal = None;
@@ -76,7 +82,7 @@ pub(crate) fn parse_rollout(path: &Path, bytes: &[u8]) -> Result<RolloutContents
         let parsed = match text {
             Ok("") => {
                 if complete {
-                    complete_len = offset as u64;
+                    kept_len = offset as u64;
                 }
                 continue;
             }
@@ -101,8 +107,10 @@ pub(crate) fn parse_rollout(path: &Path, bytes: &[u8]) -> Result<RolloutContents
                 }
                 break;
             }
+            kept_len = offset as u64;
+            missing_newline = true;
         } else {
-            complete_len = offset as u64;
+            kept_len = offset as u64;
         }
         // Records skipped below still count in a numbered file.
         let ordinal = match (&parsed, text) {
@@ -160,7 +168,8 @@ pub(crate) fn parse_rollout(path: &Path, bytes: &[u8]) -> Result<RolloutContents
         meta,
         lines,
         warnings,
-        complete_len,
+        kept_len,
+        missing_newline,
         file_len: bytes.len() as u64,
         last_ordinal,
         unrecognized_records,
@@ -337,7 +346,8 @@ mod tests {
         let contents = parse_rollout(Path::new("f"), text.as_bytes()).unwrap();
         assert_eq!(contents.warnings.len(), MAX_LINE_WARNINGS + 1);
         assert!(contents.warnings[MAX_LINE_WARNINGS].contains("6 more"));
-        assert_eq!(contents.complete_len, text.len() as u64);
+        assert_eq!(contents.kept_len, text.len() as u64);
+        assert!(!contents.missing_newline);
     }
 
     #[test]

@@ -55,10 +55,10 @@ impl RolloutRecorder {
             .unwrap_or_else(|_| Utc::now());
         let path = rollout_path(home, created, &meta.id);
         let runtime = runtime_for(&path)?;
-        if let Some(dir) = path.parent() {
-            fs::create_dir_all(dir)
-                .map_err(|e| RolloutError::io("create the sessions folder", dir, e))?;
-        }
+        let dir = path.parent().unwrap_or_else(|| Path::new("."));
+        let new_dirs = missing_ancestors(dir);
+        fs::create_dir_all(dir)
+            .map_err(|e| RolloutError::io("create the sessions folder", dir, e))?;
         let lock = FileLock::acquire(&path)?;
         let mut file = OpenOptions::new()
             .append(true)
@@ -74,25 +74,38 @@ impl RolloutRecorder {
             })?;
         file.write_all(&header)
             .map_err(|e| RolloutError::io("write the session header to", &path, e))?;
+        // The thread exists once its header is on disk and the folders name it: sync the
+        // file, then the folder holding it and each folder created for it, so a crash right
+        // after creation cannot leave a thread that was announced but is not listed.
+        file.sync_data()
+            .map_err(|e| RolloutError::io("sync the session file", &path, e))?;
+        for synced in std::iter::once(dir).chain(new_dirs.iter().filter_map(|d| d.parent())) {
+            sync_dir(synced);
+        }
         Ok(Self::start(&runtime, path, file, lock, None))
     }
 
     /// Reopens an existing rollout file to continue its thread: takes the lock (refusing if
     /// another recorder holds it), reads the file, and appends to it from then on. A cut-off
     /// last line left by a crash is removed first so the next record starts on a fresh line;
-    /// the returned contents' warnings say so. In a file whose records are numbered (Codex's
+    /// the returned contents' warnings say so. A last record that is whole but lost only its
+    /// newline is kept, and the newline is written. In a file whose records are numbered (Codex's
     /// "paginated" threads) new records continue the numbering.
     pub fn resume(path: &Path) -> Result<(Self, RolloutContents)> {
         let runtime = runtime_for(path)?;
         let lock = FileLock::acquire(path)?;
         let contents = read_rollout(path)?;
-        let file = OpenOptions::new()
+        let mut file = OpenOptions::new()
             .append(true)
             .open(path)
             .map_err(|e| RolloutError::io("open the session file for appending", path, e))?;
-        if contents.complete_len < contents.file_len {
-            file.set_len(contents.complete_len)
+        if contents.kept_len < contents.file_len {
+            file.set_len(contents.kept_len)
                 .map_err(|e| RolloutError::io("cut the incomplete last line of", path, e))?;
+        }
+        if contents.missing_newline {
+            file.write_all(b"\n")
+                .map_err(|e| RolloutError::io("end the last record with a newline in", path, e))?;
         }
         Ok((
             Self::start(
@@ -284,6 +297,26 @@ impl Writer {
     }
 }
 
+/// `dir` and those of its ancestors that do not exist yet, deepest first.
+fn missing_ancestors(dir: &Path) -> Vec<PathBuf> {
+    dir.ancestors()
+        .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
+        .map(Path::to_path_buf)
+        .collect()
+}
+
+/// Makes `dir`'s entries durable (a new file or folder in it survives a crash). Best effort:
+/// some filesystems cannot sync a folder, and the thread is still usable, so a failure is
+/// logged, not returned.
+fn sync_dir(dir: &Path) {
+    #[cfg(unix)]
+    if let Err(e) = File::open(dir).and_then(|d| d.sync_all()) {
+        tracing::warn!(path = %dir.display(), error = %e, "could not sync the sessions folder");
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+}
+
 /// The lock file beside a rollout, holding an exclusive advisory lock while alive.
 #[derive(Debug)]
 pub(crate) struct FileLock {
@@ -355,4 +388,31 @@ fn still_named(file: &File, path: &Path) -> bool {
 #[cfg(not(unix))]
 fn still_named(_file: &File, _path: &Path) -> bool {
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn missing_ancestors_lists_the_folders_create_makes_deepest_first() {
+        let home = tempfile::tempdir().unwrap();
+        let sessions = home.path().join("sessions");
+        fs::create_dir(&sessions).unwrap();
+        let day = sessions.join("2025").join("06").join("01");
+        assert_eq!(
+            missing_ancestors(&day),
+            vec![
+                day.clone(),
+                sessions.join("2025").join("06"),
+                sessions.join("2025")
+            ]
+        );
+        fs::create_dir_all(&day).unwrap();
+        assert_eq!(missing_ancestors(&day), Vec::<PathBuf>::new());
+        // Syncing an existing folder works; a missing one is only logged.
+        sync_dir(&day);
+        sync_dir(&day.join("missing"));
+    }
 }

@@ -77,6 +77,9 @@ async fn every_record_kind_round_trips_and_response_items_are_byte_exact() {
             cwd: "/work".into(),
             reason: "why".into(),
             available_decisions: vec![],
+            justification: None,
+            proposed_execpolicy_amendment: None,
+            sandbox_denial: None,
         })),
     ];
     recorder.record(kept[..3].to_vec());
@@ -183,6 +186,89 @@ async fn resume_appends_to_the_same_file_with_the_same_id() {
     assert_eq!(
         count, 1,
         "only the rollout file remains (the lock file is removed)"
+    );
+}
+
+/// Regression: a last record that was whole but had lost its newline was cut off on
+/// resume (the reader kept it, the recorder truncated the file before it).
+#[tokio::test]
+async fn resume_keeps_a_whole_last_record_that_lost_its_newline() {
+    let home = tempfile::tempdir().unwrap();
+    let recorder = RolloutRecorder::create(home.path(), meta("/w")).unwrap();
+    recorder.record(vec![
+        turn_context("turn-1"),
+        user("first"),
+        assistant("kept"),
+    ]);
+    let path = recorder.path().to_path_buf();
+    recorder.shutdown().await.unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let without_newline = text.strip_suffix('\n').unwrap();
+    std::fs::write(&path, without_newline).unwrap();
+
+    let (recorder, contents) = RolloutRecorder::resume(&path).unwrap();
+    assert_eq!(contents.warnings, Vec::<String>::new());
+    assert_eq!(contents.lines.len(), 3);
+    recorder.record(vec![user("second")]);
+    recorder.shutdown().await.unwrap();
+
+    let after = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        after.starts_with(&text),
+        "the old records stay byte for byte, newline restored:\n{after}"
+    );
+    let contents = read_rollout(&path).unwrap();
+    assert_eq!(contents.warnings, Vec::<String>::new());
+    let items: Vec<RolloutItem> = contents.lines.into_iter().map(|l| l.item).collect();
+    assert_eq!(
+        items,
+        vec![
+            turn_context("turn-1"),
+            user("first"),
+            assistant("kept"),
+            user("second")
+        ]
+    );
+}
+
+#[tokio::test]
+async fn resume_of_a_lone_header_without_its_newline_continues_the_thread() {
+    let home = tempfile::tempdir().unwrap();
+    let header = meta("/w");
+    let recorder = RolloutRecorder::create(home.path(), header.clone()).unwrap();
+    let path = recorder.path().to_path_buf();
+    recorder.shutdown().await.unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.trim_end()).unwrap();
+
+    let (recorder, contents) = RolloutRecorder::resume(&path).unwrap();
+    assert_eq!(contents.meta.id, header.id);
+    recorder.record(vec![user("hello")]);
+    recorder.shutdown().await.unwrap();
+    let contents = read_rollout(&path).unwrap();
+    assert_eq!(contents.warnings, Vec::<String>::new());
+    let items: Vec<RolloutItem> = contents.lines.into_iter().map(|l| l.item).collect();
+    assert_eq!(items, vec![user("hello")]);
+}
+
+#[tokio::test]
+async fn resume_cuts_a_cut_off_line_and_trailing_blanks_but_keeps_the_record_before() {
+    let home = tempfile::tempdir().unwrap();
+    let recorder = RolloutRecorder::create(home.path(), meta("/w")).unwrap();
+    recorder.record(vec![user("first")]);
+    let path = recorder.path().to_path_buf();
+    recorder.shutdown().await.unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, format!("{text}   ")).unwrap();
+
+    let (recorder, _) = RolloutRecorder::resume(&path).unwrap();
+    recorder.record(vec![user("second")]);
+    recorder.shutdown().await.unwrap();
+    let after = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(after.lines().count(), 3, "{after}");
+    assert!(
+        after.starts_with(&text) && !after.contains("   "),
+        "{after}"
     );
 }
 
