@@ -170,7 +170,8 @@ pub fn parse_patch(text: &str) -> Result<Patch, ParseError> {
     match unwrapped {
         Some((_, Some(dir))) => Err(ParseError::Wrapper {
             message: format!(
-                "the patch text starts with 'cd {dir} &&', which a bare patch cannot honour;                  send the patch alone with paths relative to the working directory"
+                "the patch text starts with 'cd {dir} &&', which a bare patch cannot honour; \
+                 send the patch alone, with paths relative to the working directory"
             ),
         }),
         Some((body, None)) => parse_framed(&body, Mode::Lenient),
@@ -831,7 +832,39 @@ mod tests {
     fn cd_wrapper_in_bare_text_is_refused() {
         let text =
             "cd sub && apply_patch <<EOF\n*** Begin Patch\n*** Delete File: x\n*** End Patch\nEOF";
-        assert!(matches!(parse_patch(text), Err(ParseError::Wrapper { .. })));
+        let err = parse_patch(text).expect_err("refused");
+        assert!(matches!(err, ParseError::Wrapper { .. }));
+        // Regression: a broken string continuation put a run of spaces mid-sentence.
+        assert_eq!(
+            err.to_string(),
+            "Invalid patch: the patch text starts with 'cd sub &&', which a bare patch cannot \
+             honour; send the patch alone, with paths relative to the working directory"
+        );
+    }
+
+    #[test]
+    fn no_error_text_has_a_run_of_spaces_or_debug_text() {
+        let bad = [
+            "",
+            "hello",
+            "*** Begin Patch\n*** Add File: a\n+x",
+            "*** Begin Patch\nnope\n*** End Patch",
+            "*** Begin Patch\n*** Add File: \n*** End Patch",
+            "*** Begin Patch\n*** Update File: t\n*** End Patch",
+            "*** Begin Patch\n*** Update File: t\n@@\n*** End Patch",
+            "*** Begin Patch\n*** Update File: t\n@@\nnope\n*** End Patch",
+            "*** Begin Patch\n*** Update File: t\n@@\n-a\nnope\n*** End Patch",
+            "cd sub && apply_patch <<EOF\n*** Begin Patch\n*** Delete File: x\n*** End Patch\nEOF",
+        ];
+        for text in bad {
+            let message = match parse_patch(text) {
+                Ok(patch) => panic!("{text:?} parsed as {patch:?}"),
+                Err(err) => err.to_string(),
+            };
+            for garbled in ["  ", "Some(", "None", "{ ", "\\n"] {
+                assert!(!message.contains(garbled), "{text:?}: {message}");
+            }
+        }
     }
 
     #[test]

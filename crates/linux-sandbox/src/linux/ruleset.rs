@@ -1,8 +1,8 @@
 //! Landlock rules for a [`LandlockPlan`].
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, BitFlags, PathBeneath, PathFd, Ruleset, RulesetAttr,
-    RulesetCreatedAttr, RulesetStatus, Scope,
+    ABI, Access, AccessFs, AccessNet, BitFlags, LandlockStatus, PathBeneath, PathFd, Ruleset,
+    RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope,
 };
 use osprey_sandboxing::LandlockPlan;
 
@@ -47,8 +47,53 @@ pub(crate) fn apply(plan: &LandlockPlan, network: bool) -> Result<(), HelperErro
     // no Landlock, and then the command must not run.
     if status.ruleset == RulesetStatus::NotEnforced {
         return Err(HelperError::LandlockUnavailable {
-            status: format!("{:?}", status.landlock),
+            status: status_text(status.landlock),
         });
     }
     Ok(())
+}
+
+/// Why Landlock enforced nothing, in words for the error message.
+fn status_text(status: LandlockStatus) -> String {
+    match status {
+        LandlockStatus::NotImplemented => "the running kernel was built without Landlock".into(),
+        LandlockStatus::NotEnabled => {
+            "the running kernel has Landlock, but it is not enabled at boot".into()
+        }
+        LandlockStatus::Available { effective_abi, .. } => format!(
+            "the kernel reports Landlock ABI {effective_abi}, but it enforced none of the rules"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn landlock_status_reads_as_words_not_debug_text() {
+        let texts = [
+            status_text(LandlockStatus::NotImplemented),
+            status_text(LandlockStatus::NotEnabled),
+            status_text(LandlockStatus::Available {
+                effective_abi: ABI::V3,
+                kernel_abi: None,
+            }),
+        ];
+        assert!(texts[0].contains("built without Landlock"), "{}", texts[0]);
+        assert!(texts[1].contains("not enabled at boot"), "{}", texts[1]);
+        assert!(texts[2].contains("Landlock ABI 3"), "{}", texts[2]);
+        for text in texts {
+            for debug in [
+                "NotImplemented",
+                "NotEnabled",
+                "Available",
+                "{",
+                "V3",
+                "Some(",
+            ] {
+                assert!(!text.contains(debug), "{text}");
+            }
+        }
+    }
 }
