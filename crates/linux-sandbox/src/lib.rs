@@ -7,10 +7,13 @@
 //!
 //! 1. `PR_SET_NO_NEW_PRIVS`, so no set-user-id program can regain privileges and so an
 //!    unprivileged process may install a seccomp filter.
-//! 2. Read-only carve-outs inside writable roots (`.git`, `.osprey`): a private mount
-//!    namespace (inside a user namespace when not root) where each is bind-mounted onto
-//!    itself read-only. Landlock only ever grants, so it cannot express "read-only below
-//!    a writable directory"; the mount does, and writes there fail with `EROFS`.
+//! 2. A private mount namespace (inside a user namespace when not root) in which every
+//!    mount is read-only except copies of the writable paths, and the read-only
+//!    carve-outs inside those (`.git`, `.osprey`) are read-only again (`mounts.rs`).
+//!    Landlock governs writes but not metadata, so without this a command could `chmod`,
+//!    `chown`, `touch -d` or `setxattr` any file it can reach; on a read-only mount all of
+//!    these fail with `EROFS`. Landlock only ever grants, so it cannot express "read-only
+//!    below a writable directory" either; the mounts do.
 //! 3. Landlock: every filesystem right is handled; `read` paths get read/execute,
 //!    `write` paths everything. With the network off, TCP bind/connect are handled with
 //!    no port allowed, and connecting to abstract UNIX sockets outside the sandbox is

@@ -26,10 +26,10 @@ pub(crate) enum HelperError {
     #[error("could not set no_new_privs: {0}")]
     NoNewPrivs(std::io::Error),
     #[error(
-        "could not make {} read-only ({step}: {source}); the sandbox needs a private mount \
-         namespace for read-only .git/.osprey, which requires user namespaces when not \
+        "could not set up the sandbox's read-only mounts at {} ({step}: {source}); the \
+         sandbox needs a private mount namespace, which requires user namespaces when not \
          root (check `sysctl kernel.unprivileged_userns_clone` and \
-         `user.max_user_namespaces`)",
+         `user.max_user_namespaces`), and Linux 5.12 or later",
         path.display()
     )]
     ReadOnlyMount {
@@ -98,7 +98,7 @@ fn try_confine_and_exec(invocation: HelperInvocation) -> Result<Infallible, Help
                 }
             })?;
             exec::set_no_new_privs()?;
-            mounts::make_read_only(&plan.readonly_mounts)?;
+            mounts::build_view(&plan.write, &plan.readonly_mounts)?;
             ruleset::apply(&plan, confinement.network)?;
             seccomp::apply(confinement.network)?;
             exec::exec(&command)

@@ -16,6 +16,11 @@
 //! cannot read the address behind `connect`'s pointer, so refusing every `connect` is
 //! the sound way to keep UNIX sockets of host services (Docker, D-Bus, ssh-agent) out
 //! of reach; `socketpair` and inherited pipes keep local plumbing working.
+//!
+//! Metadata calls (`chmod`, `chown`, `utimensat`, `setxattr` and their relatives) are not
+//! filtered: a filter sees only the descriptor or a pointer to the path, never which file
+//! is meant, and commands need them inside the workspace (`chmod +x`, `git checkout`,
+//! `tar x`). The read-only mounts refuse them everywhere outside the writable roots.
 
 use std::collections::BTreeMap;
 

@@ -210,3 +210,92 @@ fn denials_are_explained_to_the_model() {
     let note = osprey_sandboxing::detect_denial(&policy, Some(run.code), &run.output());
     assert!(note.is_some_and(|n| n.contains("sandbox")), "{run:?}");
 }
+
+/// Tries every metadata change on `$OUT/victim`, on `$OUT` itself and on the read-only
+/// `.git/config`; prints `CHANGED: …` for each that succeeds.
+const METADATA: &str = r#"
+for f in "$OUT/victim" "$OUT" "$ROOT/.git/config"; do
+  chmod 777 "$f" 2>/dev/null && echo "CHANGED: chmod $f"
+  chown "$(id -u):$(id -g)" "$f" 2>/dev/null && echo "CHANGED: chown $f"
+  touch -m -d '2001-02-03 04:05:06' "$f" 2>/dev/null && echo "CHANGED: touch -m -d $f"
+  touch -a -d '2001-02-03 04:05:06' "$f" 2>/dev/null && echo "CHANGED: touch -a -d $f"
+  python3 -c 'import os,sys; os.setxattr(sys.argv[1], "user.osprey", b"x")' "$f" 2>/dev/null \
+    && echo "CHANGED: setxattr $f"
+  if command -v setfattr >/dev/null; then
+    setfattr -n user.osprey2 -v y "$f" 2>/dev/null && echo "CHANGED: setfattr $f"
+  fi
+done
+exit 0
+"#;
+
+/// What a metadata change would alter: mode, owner, times (ctime moves with any change,
+/// chown to the same owner included) and the extended attribute names.
+fn metadata_of(path: &std::path::Path) -> (u32, u32, u32, i64, i64, i64, i64, String) {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(path).unwrap();
+    let xattrs = super::common::command("python3")
+        .args([
+            "-c",
+            "import os,sys; print(sorted(os.listxattr(sys.argv[1])))",
+        ])
+        .arg(path)
+        .output()
+        .unwrap();
+    (
+        m.mode(),
+        m.uid(),
+        m.gid(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ctime(),
+        m.ctime_nsec(),
+        String::from_utf8_lossy(&xattrs.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn metadata_outside_the_roots_cannot_change() {
+    // Control: unconfined, every probe changes something, so a probe that cannot work
+    // (no xattr support, a missing tool) cannot pass for a sandbox that holds.
+    let fx = Fixture::new();
+    let run = fx.run(&["--policy", "danger-full-access"], METADATA, &[]);
+    for probe in ["chmod", "chown", "touch -m -d", "touch -a -d", "setxattr"] {
+        assert!(
+            run.stdout.contains(&format!(
+                "CHANGED: {probe} {}",
+                fx.outside.join("victim").display()
+            )),
+            "control: {probe} should work unconfined: {run:?}"
+        );
+    }
+    for (name, policy) in CONFINED {
+        let fx = Fixture::new();
+        let targets = [
+            fx.outside.join("victim"),
+            fx.outside.clone(),
+            fx.root.join(".git/config"),
+        ];
+        let before: Vec<_> = targets.iter().map(|p| metadata_of(p)).collect();
+        let run = fx.run(policy, METADATA, &[]);
+        assert!(!run.stdout.contains("CHANGED"), "{name}: {run:?}");
+        assert_eq!(run.code, 0, "{name}: {run:?}");
+        let after: Vec<_> = targets.iter().map(|p| metadata_of(p)).collect();
+        assert_eq!(after, before, "{name}: metadata changed");
+    }
+}
+
+#[test]
+fn metadata_inside_the_roots_can_change() {
+    // The other side of the read-only mounts: the workspace's own files keep working.
+    for (name, policy) in super::common::writers() {
+        let fx = Fixture::new();
+        std::fs::write(fx.root.join("script.sh"), "#!/bin/sh\necho ran\n").unwrap();
+        let run = fx.run(
+            policy,
+            r#"chmod +x script.sh && ./script.sh && touch -d '2001-02-03' README && echo touched
+               python3 -c 'import os; os.setxattr("README", "user.osprey", b"x")' && echo xattr"#,
+            &[],
+        );
+        assert_eq!(run.stdout, "ran\ntouched\nxattr\n", "{name}: {run:?}");
+    }
+}
