@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 
+use crate::codex_keys::{is_codex_only_feature, is_codex_only_key};
 use crate::error::{
     ConfigError, ConfigSource, ConfigWarning, Location, from_toml_error, locate_key,
 };
@@ -166,6 +167,13 @@ fn collect_warnings(
 ) -> Vec<ConfigWarning> {
     let mut warnings: Vec<ConfigWarning> = ignored
         .into_iter()
+        .filter(|path| {
+            let codex = is_codex_only_key(path);
+            if codex {
+                log_codex_key(layer, path, "key");
+            }
+            !codex
+        })
         .map(|path| ConfigWarning {
             location: layer.location_of(&path),
             key: path.join("."),
@@ -183,6 +191,10 @@ fn collect_warnings(
         for name in map.keys().filter(|n| !is_known_feature(n)) {
             let mut path = prefix.clone();
             path.extend(["features".to_owned(), name.clone()]);
+            if is_codex_only_feature(name) {
+                log_codex_key(layer, &path, "feature");
+                continue;
+            }
             warnings.push(ConfigWarning {
                 location: layer.location_of(&path),
                 key: path.join("."),
@@ -193,6 +205,15 @@ fn collect_warnings(
     // Report in file order.
     warnings.sort_by_key(|w| w.location.line_col);
     warnings
+}
+
+/// A Codex key or feature Osprey does not use is not a warning, only a debug-level note.
+fn log_codex_key(layer: &Layer, path: &[String], what: &str) {
+    tracing::debug!(
+        key = %path.join("."),
+        location = %layer.location_of(path),
+        "a Codex {what} Osprey does not use; ignored"
+    );
 }
 
 fn path_segments(path: &serde_ignored::Path<'_>) -> Vec<String> {
@@ -229,6 +250,123 @@ mod tests {
         let mut base = table("a = 1\nlist = [1, 2]\n[t]\nx = 1\ny = 2\n");
         merge_into(&mut base, &table("list = [3]\n[t]\ny = 3\nz = 4\n"));
         assert_eq!(base, table("a = 1\nlist = [3]\n[t]\nx = 1\ny = 3\nz = 4\n"));
+    }
+
+    /// A `config.toml` as a Codex user has it, with keys Codex defines and Osprey does not
+    /// read (top level, inside tables Osprey reads, in profiles, and Codex features).
+    const CODEX_USER_CONFIG: &str = r#"
+model = "gpt-5-codex"
+model_provider = "azure"
+model_reasoning_effort = "high"
+model_verbosity = "low"
+approval_policy = "on-request"
+sandbox_mode = "workspace-write"
+notify = ["notify-send", "Codex"]
+hide_agent_reasoning = true
+show_raw_agent_reasoning = false
+file_opener = "vscode"
+windows_wsl_setup_acknowledged = true
+check_for_update_on_startup = false
+disable_response_storage = true
+web_search = "cached"
+personality = "pragmatic"
+
+[analytics]
+enabled = false
+
+[history]
+persistence = "save-all"
+max_bytes = 10485760
+
+[tui]
+notifications = true
+animations = false
+
+[tui.notice]
+hide_full_access_warning = true
+
+[otel]
+environment = "dev"
+exporter = "none"
+log_user_prompt = false
+
+[features]
+unified_exec = true
+shell_snapshot = true
+undo = false
+rmcp_client = true
+web_search_cached = false
+
+[tools]
+web_search = true
+web_search_request = true
+
+[shell_environment_policy]
+inherit = "core"
+experimental_use_profile = false
+
+[model_providers.azure]
+name = "Azure"
+base_url = "https://example.openai.azure.com/openai"
+env_key = "AZURE_OPENAI_API_KEY"
+wire_api = "responses"
+query_params = { api-version = "2025-04-01-preview" }
+requires_openai_auth = false
+supports_websockets = false
+
+[mcp_servers.docs]
+command = "docs-mcp"
+startup_timeout_ms = 20000
+env_vars = ["DOCS_TOKEN"]
+
+[profiles.fast]
+model = "gpt-5-mini"
+model_verbosity = "low"
+service_tier = "fast"
+personality = "friendly"
+
+[profiles.fast.features]
+js_repl = true
+
+[projects."/home/me/code"]
+trust_level = "trusted"
+
+[notice]
+hide_gpt5_1_migration_prompt = true
+"#;
+
+    #[test]
+    fn a_codex_users_config_loads_without_warnings() {
+        let file = load_text(
+            ConfigSource::UserFile("/h/config.toml".into()),
+            CODEX_USER_CONFIG.to_owned(),
+        )
+        .unwrap();
+        let got: Vec<String> = file.warnings.iter().map(ToString::to_string).collect();
+        assert_eq!(got, Vec::<String>::new());
+    }
+
+    #[test]
+    fn keys_neither_osprey_nor_codex_knows_still_warn_beside_codex_keys() {
+        let text = format!(
+            "{CODEX_USER_CONFIG}\n[model_providers.typo]\nbase_ulr = \"x\"\n\
+             [profiles.slow]\nmodel_verbosty = \"low\"\n"
+        )
+        .replace("notify = [", "notifyy = [")
+        .replace("[tui]", "[tuii]")
+        .replace("undo = false", "undoo = false");
+        let file = load_text(ConfigSource::UserFile("/h/config.toml".into()), text).unwrap();
+        let keys: Vec<&str> = file.warnings.iter().map(|w| w.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            vec![
+                "notifyy",
+                "tuii",
+                "features.undoo",
+                "model_providers.typo.base_ulr",
+                "profiles.slow.model_verbosty",
+            ]
+        );
     }
 
     #[test]

@@ -36,6 +36,7 @@
 
 mod builder;
 mod choice;
+mod codex_keys;
 mod config;
 pub mod edit;
 pub mod env_vars;

@@ -90,7 +90,7 @@ fn unknown_keys_are_warnings_with_file_and_dotted_path() {
     let fx = Fixture::new();
     fx.write_user(
         "model = \"m\"\nmodle = \"typo\"\n[sandbox_workspace_write]\nnetwork = true\n\
-         [profiles.p]\nmodel_verbosity = \"low\"\n[features]\nteleport = true\n",
+         [profiles.p]\nmodel_verbosty = \"low\"\n[features]\nteleport = true\n",
     );
     let loaded = fx.build().unwrap();
     assert_eq!(loaded.config.model, "m");
@@ -110,7 +110,7 @@ fn unknown_keys_are_warnings_with_file_and_dotted_path() {
                 "sandbox_workspace_write.network",
                 Some((4, 1))
             ),
-            (file.as_deref(), "profiles.p.model_verbosity", Some((6, 1))),
+            (file.as_deref(), "profiles.p.model_verbosty", Some((6, 1))),
             (file.as_deref(), "features.teleport", Some((8, 1))),
         ]
     );
