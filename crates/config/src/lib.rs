@@ -61,7 +61,7 @@ pub use config::{
 pub use env_vars::{ENV_VARS, EnvScope, EnvSnapshot, EnvVar};
 pub use error::{ConfigError, ConfigSource, ConfigWarning, Location, RequirementViolation};
 pub use features::{FEATURES, FeatureSpec, Features};
-pub use mcp::{McpServerConfig, McpTransport};
+pub use mcp::{McpApprovalMode, McpServerConfig, McpTransport};
 pub use overrides::{CliOverride, ConfigOverrides};
 pub use paths::{
     CONFIG_FILE_NAME, PROJECT_CONFIG_DIR, REQUIREMENTS_FILE_NAME, find_osprey_home, project_root,

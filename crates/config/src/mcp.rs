@@ -27,6 +27,31 @@ pub(crate) struct McpServerToml {
     pub enabled_tools: Option<Vec<String>>,
     pub disabled_tools: Option<Vec<String>>,
     pub require_approval: Option<bool>,
+    pub default_tools_approval_mode: Option<McpApprovalMode>,
+    pub tools: Option<BTreeMap<String, McpToolToml>>,
+}
+
+/// `[mcp_servers.<name>.tools.<tool>]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct McpToolToml {
+    pub approval_mode: Option<McpApprovalMode>,
+}
+
+/// Whether calls to an MCP tool ask a person first (Codex's `default_tools_approval_mode`
+/// and `tools.<tool>.approval_mode`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum McpApprovalMode {
+    /// The approval policy decides: ask only under `untrusted`.
+    #[default]
+    Auto,
+    /// Ask before every call (unless approved for the session).
+    Prompt,
+    /// Never ask: the user trusts this tool.
+    Approve,
+    /// Ask before calls to tools that do not declare themselves read-only.
+    Writes,
 }
 
 /// How to reach an MCP server.
@@ -59,8 +84,13 @@ pub struct McpServerConfig {
     pub enabled_tools: Option<Vec<String>>,
     /// Tools removed after `enabled_tools` is applied.
     pub disabled_tools: Vec<String>,
-    /// Ask the user before every call to this server's tools.
+    /// Ask the user before every call to this server's tools (Osprey's older key; the same
+    /// as `default_tools_approval_mode = "prompt"`).
     pub require_approval: bool,
+    /// The approval mode of tools without their own.
+    pub default_tools_approval_mode: McpApprovalMode,
+    /// Per-tool approval modes.
+    pub tool_approval_modes: BTreeMap<String, McpApprovalMode>,
 }
 
 impl McpServerConfig {
@@ -74,6 +104,17 @@ impl McpServerConfig {
             .as_ref()
             .is_none_or(|list| list.iter().any(|t| t == tool));
         allowed && !self.disabled_tools.iter().any(|t| t == tool)
+    }
+
+    /// The approval mode for calls to `tool`: its own, else the server's default.
+    pub fn approval_mode(&self, tool: &str) -> McpApprovalMode {
+        if let Some(mode) = self.tool_approval_modes.get(tool) {
+            return *mode;
+        }
+        if self.require_approval && self.default_tools_approval_mode == McpApprovalMode::Auto {
+            return McpApprovalMode::Prompt;
+        }
+        self.default_tools_approval_mode
     }
 }
 
@@ -144,6 +185,13 @@ impl McpServerToml {
             enabled_tools: self.enabled_tools,
             disabled_tools: self.disabled_tools.unwrap_or_default(),
             require_approval: self.require_approval.unwrap_or(false),
+            default_tools_approval_mode: self.default_tools_approval_mode.unwrap_or_default(),
+            tool_approval_modes: self
+                .tools
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|(tool, table)| Some((tool, table.approval_mode?)))
+                .collect(),
         })
     }
 }
@@ -183,6 +231,8 @@ mod tests {
                 enabled_tools: None,
                 disabled_tools: vec![],
                 require_approval: false,
+                default_tools_approval_mode: McpApprovalMode::Auto,
+                tool_approval_modes: BTreeMap::new(),
             }
         );
     }
@@ -198,6 +248,25 @@ mod tests {
         assert!(server.is_tool_enabled("a"));
         assert!(!server.is_tool_enabled("b"));
         assert!(!server.is_tool_enabled("c"));
+    }
+
+    #[test]
+    fn tool_approval_modes_fall_back_to_the_server_default() {
+        let server = parse(
+            "command = \"srv\"\ndefault_tools_approval_mode = \"approve\"\n\
+             [tools.delete_all]\napproval_mode = \"prompt\"\n",
+        )
+        .unwrap();
+        assert_eq!(server.approval_mode("delete_all"), McpApprovalMode::Prompt);
+        assert_eq!(server.approval_mode("echo"), McpApprovalMode::Approve);
+        let legacy = parse("command = \"srv\"\nrequire_approval = true").unwrap();
+        assert_eq!(legacy.approval_mode("echo"), McpApprovalMode::Prompt);
+        let plain = parse("command = \"srv\"").unwrap();
+        assert_eq!(plain.approval_mode("echo"), McpApprovalMode::Auto);
+        let bad = toml::from_str::<McpServerToml>(
+            "command = \"s\"\ndefault_tools_approval_mode = \"sometimes\"",
+        );
+        assert!(bad.is_err());
     }
 
     #[test]

@@ -1,4 +1,6 @@
-//! Pending approval requests and the session's approval cache.
+//! Pending approval requests: the channel between a handler waiting for a decision and the
+//! front end that answers it. (What is approved for the session is remembered by the
+//! orchestrator's [`crate::tools::approval::SessionApprovals`].)
 //!
 //! A handler that needs a decision calls [`ApprovalBroker::request`]; the request goes out as
 //! an `ApprovalRequested` event and the handler waits until a front end answers with
@@ -6,7 +8,7 @@
 
 use crate::events::EventEmitter;
 use osprey_protocol::{ApprovalRequest, EventMsg, ReviewDecision, TurnId};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Mutex;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -14,8 +16,6 @@ use tokio_util::sync::CancellationToken;
 #[derive(Default)]
 pub struct ApprovalBroker {
     pending: Mutex<HashMap<String, oneshot::Sender<ReviewDecision>>>,
-    /// Keys approved "for the session" (a command's argv joined, or an absolute path).
-    session_approved: Mutex<HashSet<String>>,
 }
 
 impl ApprovalBroker {
@@ -49,19 +49,6 @@ impl ApprovalBroker {
         match sender {
             Some(tx) => tx.send(decision).is_ok(),
             None => false,
-        }
-    }
-
-    pub fn is_approved_for_session(&self, key: &str) -> bool {
-        self.session_approved
-            .lock()
-            .map(|set| set.contains(key))
-            .unwrap_or(false)
-    }
-
-    pub fn approve_for_session(&self, key: String) {
-        if let Ok(mut set) = self.session_approved.lock() {
-            set.insert(key);
         }
     }
 }

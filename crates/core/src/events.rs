@@ -32,10 +32,6 @@ impl EventEmitter {
         self
     }
 
-    pub fn thread_id(&self) -> ThreadId {
-        self.thread_id
-    }
-
     /// Sends an event. A consumer that went away is not an error: the agent finishes its
     /// work (and its rollout) regardless.
     pub fn emit(&self, turn_id: Option<&TurnId>, msg: EventMsg) {

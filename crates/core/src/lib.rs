@@ -12,20 +12,23 @@
 //! until the model answers without tool calls. Approvals wait on the [`approvals`] broker
 //! until a front end answers.
 
-pub mod approvals;
+pub(crate) mod approvals;
+#[cfg(feature = "bench")]
+#[doc(hidden)]
+pub mod bench;
 mod compact;
 mod error;
-pub mod events;
-pub mod exec_policy;
-pub mod history;
+pub(crate) mod events;
+pub(crate) mod exec_policy;
+pub(crate) mod history;
 mod inspect;
-pub mod project_doc;
-pub mod prompt;
-pub mod sandbox;
+pub(crate) mod project_doc;
+pub(crate) mod prompt;
+pub(crate) mod sandbox;
 mod session;
 mod thread_manager;
-pub mod tools;
-pub mod turn_context;
+pub(crate) mod tools;
+pub(crate) mod turn_context;
 
 pub use error::CoreError;
 /// The provider seam: front ends register factories for providers that are not HTTP

@@ -1,6 +1,5 @@
 //! Creating threads and handing out handles to them.
 
-use crate::approvals::ApprovalBroker;
 use crate::error::CoreError;
 use crate::events::EventEmitter;
 use crate::exec_policy::ExecPolicy;
@@ -319,7 +318,6 @@ impl ThreadManager {
             profile: Arc::new(profile),
             services: Arc::new(SessionServices {
                 events,
-                approvals: ApprovalBroker::default(),
                 orchestrator: Orchestrator::new(
                     Arc::new(policy),
                     Arc::new(PlatformSandbox::new(self.osprey_exe.clone())),
@@ -327,9 +325,9 @@ impl ThreadManager {
                 unified_exec: UnifiedExecSessions::new(max_sessions),
                 env: self.env.clone(),
                 shell,
-                mcp,
                 osprey_exe: self.osprey_exe.clone(),
             }),
+            mcp,
             base_instructions: init.base_instructions,
             shell_name,
             history: Mutex::new(init.history),

@@ -89,7 +89,7 @@ impl HumanEventWriter {
             EventMsg::ApprovalRequested(request) => {
                 let what = match &request.kind {
                     ApprovalRequestKind::Exec { command, .. } => command.join(" "),
-                    ApprovalRequestKind::Patch { changes } => changes
+                    ApprovalRequestKind::Patch { changes, .. } => changes
                         .iter()
                         .map(|c| c.path.display().to_string())
                         .collect::<Vec<_>>()

@@ -135,7 +135,7 @@ pub fn approval_message(request: &ApprovalRequest) -> String {
                 display(&request.cwd)
             )
         }
-        ApprovalRequestKind::Patch { changes } => {
+        ApprovalRequestKind::Patch { changes, .. } => {
             let files: Vec<String> = changes
                 .iter()
                 .map(|change| {
@@ -231,6 +231,9 @@ mod tests {
             cwd: PathBuf::from("/repo"),
             reason: "not known to be safe".to_string(),
             available_decisions: available,
+            justification: None,
+            proposed_execpolicy_amendment: None,
+            sandbox_denial: None,
         }
     }
 
@@ -355,6 +358,7 @@ mod tests {
                     move_path: None,
                 },
             ],
+            paths: Vec::new(),
         };
         assert_eq!(
             approval_message(&request),

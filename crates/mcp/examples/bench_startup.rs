@@ -32,6 +32,8 @@ fn config(js: &str) -> McpServerConfig {
         enabled_tools: None,
         disabled_tools: Vec::new(),
         require_approval: false,
+        default_tools_approval_mode: osprey_config::McpApprovalMode::Auto,
+        tool_approval_modes: Default::default(),
     }
 }
 

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex as StdMutex;
 use std::time::{Duration, Instant};
 
-use osprey_config::McpServerConfig;
+use osprey_config::{McpApprovalMode, McpServerConfig};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientRequest, PaginatedRequestParams,
     ReadResourceRequestParams, ServerResult,
@@ -220,11 +220,25 @@ impl McpConnectionManager {
         self.servers.get(server).map(|s| s.config.tool_timeout)
     }
 
-    /// Whether `server`'s configuration asks for approval before every call.
-    pub fn requires_approval(&self, server: &str) -> bool {
-        self.servers
-            .get(server)
-            .is_some_and(|s| s.config.require_approval)
+    /// What the configuration says about asking before a call to `tool` of `server`:
+    /// `Some(true)` always ask, `Some(false)` never ask, `None` let the approval policy decide.
+    pub fn requires_approval(&self, server: &str, tool: &str) -> Option<bool> {
+        let config = &self.servers.get(server)?.config;
+        Some(match config.approval_mode(tool) {
+            McpApprovalMode::Prompt => true,
+            McpApprovalMode::Approve => false,
+            McpApprovalMode::Auto => return None,
+            McpApprovalMode::Writes => !self.is_read_only(server, tool),
+        })
+    }
+
+    /// Whether the server annotates `tool` as read-only (`annotations.readOnlyHint`).
+    fn is_read_only(&self, server: &str, tool: &str) -> bool {
+        self.tools.iter().any(|info| {
+            info.server == server
+                && info.tool == tool
+                && info.raw["annotations"]["readOnlyHint"] == Value::Bool(true)
+        })
     }
 
     /// The `instructions` `server` sent at initialization.

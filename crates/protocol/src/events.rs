@@ -243,6 +243,16 @@ pub struct ApprovalRequest {
     pub reason: String,
     /// The decisions the front end may offer.
     pub available_decisions: Vec<ReviewDecision>,
+    /// The model's own reason for the action, when it gave one (`justification`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub justification: Option<String>,
+    /// The prefix rule a front end may offer ("always allow commands starting with …"):
+    /// set only for a single plain command that no rule matches yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proposed_execpolicy_amendment: Option<Vec<String>>,
+    /// For a rerun without the sandbox: what the sandbox blocked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_denial: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -255,7 +265,13 @@ pub enum ApprovalRequestKind {
         escalation: bool,
     },
     /// Apply a patch that changes these files.
-    Patch { changes: Vec<FileChangeSummary> },
+    Patch {
+        changes: Vec<FileChangeSummary>,
+        /// Every absolute path the patch writes, move targets included ("approve for this
+        /// session" covers exactly these).
+        #[serde(default)]
+        paths: Vec<PathBuf>,
+    },
     /// Call a tool on an MCP server.
     McpTool {
         server: String,

@@ -47,6 +47,8 @@ pub(crate) struct Session {
     /// The tool profile the registry was built from; its turn aids become inspectors.
     pub profile: Arc<osprey_tools::ToolProfile>,
     pub services: Arc<SessionServices>,
+    /// Connections to the configured MCP servers (their handlers hold them too).
+    pub mcp: Arc<osprey_mcp::McpConnectionManager>,
     pub base_instructions: String,
     /// The user's shell, as named in the environment context.
     pub shell_name: String,
@@ -181,7 +183,7 @@ pub(crate) async fn run_session(session: Arc<Session>, mut ops: mpsc::Receiver<O
                         }
                     }
                     Op::ResolveApproval { id, decision } => {
-                        if !session.services.approvals.resolve(&id, decision) {
+                        if !session.services.orchestrator.broker.resolve(&id, decision) {
                             session.events().emit(None, EventMsg::Warning {
                                 message: format!("no approval request with id `{id}` is pending; the decision was ignored"),
                             });
@@ -202,7 +204,7 @@ pub(crate) async fn run_session(session: Arc<Session>, mut ops: mpsc::Receiver<O
                             let _ = turn.handle.await;
                         }
                         session.services.unified_exec.kill_all().await;
-                        session.services.mcp.shutdown().await;
+                        session.mcp.shutdown().await;
                         session.sync().await;
                         for pending in queued.drain(..) {
                             session.events().emit(Some(&pending.context.turn_id), EventMsg::TurnAborted { reason: AbortReason::Shutdown });

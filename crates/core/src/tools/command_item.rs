@@ -1,6 +1,6 @@
 //! Command items: what front ends see of a command the agent runs.
 
-use super::context::ToolInvocation;
+use super::scope::CallScope;
 use crate::events::EventEmitter;
 use osprey_protocol::TurnId;
 use osprey_protocol::{CommandSource, EventMsg, ItemStatus, ThreadItem};
@@ -15,9 +15,9 @@ pub struct CommandItem {
 }
 
 impl CommandItem {
-    pub fn new(inv: &ToolInvocation, argv: &[String], cwd: PathBuf) -> Self {
+    pub fn new(inv: CallScope<'_>, argv: &[String], cwd: PathBuf) -> Self {
         Self {
-            id: inv.services.events.next_item_id("cmd"),
+            id: inv.events.next_item_id("cmd"),
             command: display_command(argv),
             cwd,
         }
@@ -42,14 +42,14 @@ impl CommandItem {
         }
     }
 
-    pub fn started(&self, inv: &ToolInvocation) {
+    pub fn started(&self, inv: CallScope<'_>) {
         inv.emit(EventMsg::ItemStarted {
             item: self.item("", None, ItemStatus::InProgress, None),
         });
     }
 
-    pub fn updated(&self, inv: &ToolInvocation, output: &str) {
-        self.updated_via(&inv.services.events, &inv.turn.turn_id, output);
+    pub fn updated(&self, inv: CallScope<'_>, output: &str) {
+        self.updated_via(inv.events, &inv.turn.turn_id, output);
     }
 
     /// [`CommandItem::updated`] from places that hold only the emitter (output callbacks).
@@ -64,7 +64,7 @@ impl CommandItem {
 
     pub fn completed(
         &self,
-        inv: &ToolInvocation,
+        inv: CallScope<'_>,
         output: &str,
         exit_code: Option<i32>,
         sandbox_denial: Option<String>,
@@ -80,7 +80,7 @@ impl CommandItem {
     }
 
     /// The command was refused before it ran (policy, approval or sandbox setup).
-    pub fn declined(&self, inv: &ToolInvocation, reason: &str) {
+    pub fn declined(&self, inv: CallScope<'_>, reason: &str) {
         inv.emit(EventMsg::ItemCompleted {
             item: self.item(reason, None, ItemStatus::Declined, None),
         });

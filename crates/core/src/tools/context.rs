@@ -2,8 +2,8 @@
 
 use super::call::ToolCall;
 use super::orchestrator::Orchestrator;
+use super::scope::CallScope;
 use super::unified_exec::UnifiedExecSessions;
-use crate::approvals::ApprovalBroker;
 use crate::events::EventEmitter;
 use crate::turn_context::TurnContext;
 use osprey_protocol::EventMsg;
@@ -15,7 +15,6 @@ use tokio_util::sync::CancellationToken;
 /// Services that live as long as the session and are shared by all its turns.
 pub struct SessionServices {
     pub events: EventEmitter,
-    pub approvals: ApprovalBroker,
     /// Approval → sandbox → attempt → escalate, for everything that runs.
     pub orchestrator: Orchestrator,
     /// Live `exec_command` sessions.
@@ -24,8 +23,6 @@ pub struct SessionServices {
     pub env: HashMap<String, String>,
     /// The user's shell.
     pub shell: Shell,
-    /// Connections to the configured MCP servers.
-    pub mcp: std::sync::Arc<osprey_mcp::McpConnectionManager>,
     /// The `osprey` executable, for helpers that re-enter it (the sandboxed `apply_patch`).
     pub osprey_exe: Option<std::path::PathBuf>,
 }
@@ -41,6 +38,16 @@ pub struct ToolInvocation {
 }
 
 impl ToolInvocation {
+    /// The narrow view of this call that the orchestrator and command items take.
+    pub fn scope(&self) -> CallScope<'_> {
+        CallScope {
+            turn: &self.turn,
+            call_id: &self.call.call_id,
+            events: &self.services.events,
+            cancel: &self.cancel,
+        }
+    }
+
     pub fn emit(&self, msg: EventMsg) {
         self.services.events.emit(Some(&self.turn.turn_id), msg);
     }

@@ -5,6 +5,7 @@
 //! errors the model can act on into failed outputs; handlers that run something go through
 //! the orchestrator (approval → sandbox → attempt → escalate).
 
+pub mod approval;
 pub mod call;
 pub mod command_item;
 pub mod context;
@@ -14,6 +15,7 @@ pub mod orchestrator;
 pub mod registry;
 pub mod router;
 pub mod runtime;
+pub mod scope;
 pub mod unified_exec;
 
 pub use registry::{ToolHandler, ToolRegistry};

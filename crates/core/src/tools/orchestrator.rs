@@ -3,9 +3,10 @@
 //! 1. **Approval.** The [`CommandPolicy`] assesses the command (exec-policy rules, safety
 //!    classification, the approval policy) as allowed, needing approval, or forbidden. A
 //!    model's request to leave the sandbox (`require_escalated`) always needs approval.
-//!    Needing approval under `never` is a refusal in plain words; otherwise the session's
-//!    approval cache is consulted and, failing that, the front end is asked (the command's
-//!    timeout stands still while it decides).
+//!    Approval itself is [`Orchestrator::approve`], the one engine that commands, patches and
+//!    MCP calls share ([`super::approval`]): needing approval under `never` is a refusal in
+//!    plain words; otherwise the session's approvals are consulted and, failing that, the
+//!    front end is asked (a command's timeout stands still while it decides).
 //! 2. **Sandbox.** Unless the user approved running it outside the sandbox, the request is
 //!    confined by the [`Sandbox`] for the turn's policy.
 //! 3. **Attempt.** The handler's own runner spawns it (one-shot or interactive).
@@ -15,13 +16,13 @@
 //! Handlers never call `process` directly for model commands; they call
 //! [`Orchestrator::run`] with a closure that performs one attempt.
 
+use super::approval::{ApprovalSubject, SessionApprovals};
 use super::call::ToolError;
-use super::context::ToolInvocation;
+use super::scope::CallScope;
+use crate::approvals::ApprovalBroker;
 use crate::turn_context::TurnContext;
 use osprey_process::{ExecRequest, TimeoutControl};
-use osprey_protocol::{
-    ApprovalRequest, ApprovalRequestKind, AskForApproval, ReviewDecision, SandboxPolicy,
-};
+use osprey_protocol::{ApprovalRequest, AskForApproval, ReviewDecision, SandboxPolicy};
 use std::collections::HashMap;
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -79,8 +80,10 @@ pub trait Sandbox: Send + Sync {
 }
 
 /// A policy that allows everything (used where no exec policy is configured in tests).
+#[cfg(test)]
 pub struct AllowAll;
 
+#[cfg(test)]
 impl CommandPolicy for AllowAll {
     fn assess(&self, _argv: &[String], _turn: &TurnContext) -> Assessment {
         Assessment::Allow
@@ -94,8 +97,10 @@ impl CommandPolicy for AllowAll {
 }
 
 /// No confinement at all.
+#[cfg(any(test, feature = "bench"))]
 pub struct NoSandbox;
 
+#[cfg(any(test, feature = "bench"))]
 impl Sandbox for NoSandbox {
     fn is_active(&self, _policy: &SandboxPolicy) -> bool {
         false
@@ -138,23 +143,30 @@ pub struct Orchestrated<T> {
     pub value: T,
     /// Set when the sandbox blocked something and the command was not rerun without it.
     pub sandbox_denial: Option<String>,
-    /// Whether the final attempt ran confined.
-    pub sandboxed: bool,
 }
 
 pub struct Orchestrator {
     pub policy: Arc<dyn CommandPolicy>,
     pub sandbox: Arc<dyn Sandbox>,
+    /// Requests waiting for a front end's decision.
+    pub broker: ApprovalBroker,
+    /// What was approved for this session: commands, patch paths, MCP tools.
+    pub session_approvals: SessionApprovals,
 }
 
 impl Orchestrator {
     pub fn new(policy: Arc<dyn CommandPolicy>, sandbox: Arc<dyn Sandbox>) -> Self {
-        Self { policy, sandbox }
+        Self {
+            policy,
+            sandbox,
+            broker: ApprovalBroker::default(),
+            session_approvals: SessionApprovals::default(),
+        }
     }
 
     pub async fn run<T, F, Fut>(
         &self,
-        inv: &ToolInvocation,
+        inv: CallScope<'_>,
         plan: &CommandPlan,
         timeout: Option<&TimeoutControl>,
         attempt: F,
@@ -163,7 +175,7 @@ impl Orchestrator {
         F: FnMut(ExecRequest, bool) -> Fut,
         Fut: Future<Output = Result<Attempt<T>, ToolError>>,
     {
-        let turn = &inv.turn;
+        let turn = inv.turn;
         let assessment = self.policy.assess(&plan.argv, turn);
         let mut unsandboxed_approved = false;
         let reason = match assessment {
@@ -183,8 +195,8 @@ impl Orchestrator {
             Assessment::Allow => None,
         };
         if let Some(reason) = reason {
-            self.approve(inv, plan, &reason, timeout, plan.escalation_requested)
-                .await?;
+            let subject = plan.subject(plan.escalation_requested, None);
+            self.approve(inv, &subject, reason, timeout).await?;
             unsandboxed_approved = plan.escalation_requested;
         }
 
@@ -196,7 +208,7 @@ impl Orchestrator {
     /// (a patch approved by path, say).
     pub async fn run_preapproved<T, F, Fut>(
         &self,
-        inv: &ToolInvocation,
+        inv: CallScope<'_>,
         plan: &CommandPlan,
         attempt: F,
     ) -> Result<Orchestrated<T>, ToolError>
@@ -209,7 +221,7 @@ impl Orchestrator {
 
     async fn execute<T, F, Fut>(
         &self,
-        inv: &ToolInvocation,
+        inv: CallScope<'_>,
         plan: &CommandPlan,
         timeout: Option<&TimeoutControl>,
         unsandboxed_approved: bool,
@@ -219,7 +231,7 @@ impl Orchestrator {
         F: FnMut(ExecRequest, bool) -> Fut,
         Fut: Future<Output = Result<Attempt<T>, ToolError>>,
     {
-        let turn = &inv.turn;
+        let turn = inv.turn;
         let policy = &turn.sandbox_policy;
         let sandboxed = !unsandboxed_approved && self.sandbox.is_active(policy);
         let request = self.request_for(plan, sandboxed, policy)?;
@@ -228,7 +240,6 @@ impl Orchestrator {
             return Ok(Orchestrated {
                 value: first.value,
                 sandbox_denial: None,
-                sandboxed: false,
             });
         }
         let denial = self.sandbox.denial(policy, first.exit_code, &first.output);
@@ -236,7 +247,6 @@ impl Orchestrator {
             return Ok(Orchestrated {
                 value: first.value,
                 sandbox_denial: None,
-                sandboxed: true,
             });
         };
         let may_escalate = matches!(
@@ -247,25 +257,23 @@ impl Orchestrator {
             return Ok(Orchestrated {
                 value: first.value,
                 sandbox_denial: Some(denial),
-                sandboxed: true,
             });
         }
         let reason =
             format!("the sandbox blocked it ({denial}); run it again without the sandbox?");
-        match self.approve(inv, plan, &reason, timeout, true).await {
+        let subject = plan.subject(true, Some(denial.clone()));
+        match self.approve(inv, &subject, reason, timeout).await {
             Ok(()) => {
                 let request = self.request_for(plan, false, policy)?;
                 let second = attempt(request, false).await?;
                 Ok(Orchestrated {
                     value: second.value,
                     sandbox_denial: None,
-                    sandboxed: false,
                 })
             }
             Err(ToolError::RespondToModel(_)) => Ok(Orchestrated {
                 value: first.value,
                 sandbox_denial: Some(denial),
-                sandboxed: true,
             }),
             Err(fatal) => Err(fatal),
         }
@@ -297,107 +305,89 @@ impl Orchestrator {
             })
     }
 
-    /// Approval for an action that is not a command run (a patch, an MCP tool call): under
-    /// `never` a refusal the model can read; otherwise the front end's decision.
-    pub async fn request_approval(
+    /// The approval engine: policy `never` → refusal; approved for the session → go
+    /// ahead; otherwise ask the front end (with `timeout` suspended meanwhile) and apply its
+    /// decision. `Ok` means go ahead; a decline is an error the model reads, an abort a
+    /// fatal one.
+    pub async fn approve(
         &self,
-        inv: &ToolInvocation,
-        kind: ApprovalRequestKind,
+        inv: CallScope<'_>,
+        subject: &ApprovalSubject,
         reason: String,
-        available_decisions: Vec<ReviewDecision>,
-        refusal: &str,
-    ) -> Result<ReviewDecision, ToolError> {
-        let turn = &inv.turn;
-        if turn.approval_policy == AskForApproval::Never {
-            return Err(ToolError::RespondToModel(format!(
-                "{refusal}: {reason}, and the approval policy is `never`, so nobody can approve it."
-            )));
-        }
-        let request = ApprovalRequest {
-            id: inv.call.call_id.clone(),
-            call_id: inv.call.call_id.clone(),
-            kind,
-            cwd: turn.cwd.clone(),
-            reason,
-            available_decisions,
-        };
-        Ok(inv
-            .services
-            .approvals
-            .request(&inv.services.events, &turn.turn_id, request, &inv.cancel)
-            .await)
-    }
-
-    /// Gets a person's approval (or a cached one). `Ok` means go ahead.
-    async fn approve(
-        &self,
-        inv: &ToolInvocation,
-        plan: &CommandPlan,
-        reason: &str,
         timeout: Option<&TimeoutControl>,
-        escalation: bool,
     ) -> Result<(), ToolError> {
-        let turn = &inv.turn;
+        let turn = inv.turn;
         if turn.approval_policy == AskForApproval::Never {
-            return Err(ToolError::RespondToModel(format!(
-                "The command was not run: it needs approval ({reason}), and the approval policy is `never`, so nobody can approve it. Work within the sandbox and the rules, or tell the user what you could not do."
-            )));
+            return Err(ToolError::RespondToModel(subject.refusal(&reason)));
         }
-        let cache_key = approval_key(&plan.argv, escalation);
-        let approvals = &inv.services.approvals;
-        if approvals.is_approved_for_session(&cache_key) {
+        if self.session_approvals.covers(subject) {
             return Ok(());
         }
-        let amendment = self
-            .policy
-            .can_offer_amendment(&plan.argv, plan.prefix_rule.as_deref());
-        let mut available = vec![ReviewDecision::Approved, ReviewDecision::ApprovedForSession];
-        if let Some(prefix) = amendment.clone() {
-            available.push(ReviewDecision::ApprovedExecpolicyAmendment { prefix });
-        }
-        available.push(ReviewDecision::Denied);
-        available.push(ReviewDecision::Abort);
+        let (amendment, justification, sandbox_denial) = match subject {
+            ApprovalSubject::Command {
+                argv,
+                prefix_rule,
+                justification,
+                sandbox_denial,
+                ..
+            } => (
+                self.policy
+                    .can_offer_amendment(argv, prefix_rule.as_deref()),
+                justification.clone(),
+                sandbox_denial.clone(),
+            ),
+            _ => (None, None, None),
+        };
         let request = ApprovalRequest {
-            id: inv.call.call_id.clone(),
-            call_id: inv.call.call_id.clone(),
-            kind: ApprovalRequestKind::Exec {
-                command: plan.argv.clone(),
-                escalation,
-            },
-            cwd: plan.cwd.clone(),
-            reason: reason.to_string(),
-            available_decisions: available,
+            id: inv.call_id.to_string(),
+            call_id: inv.call_id.to_string(),
+            kind: subject.request_kind(),
+            cwd: subject
+                .cwd()
+                .map_or_else(|| turn.cwd.clone(), std::path::Path::to_path_buf),
+            reason,
+            available_decisions: subject.available_decisions(amendment.as_deref()),
+            justification,
+            proposed_execpolicy_amendment: amendment,
+            sandbox_denial,
         };
         let _paused = timeout.map(TimeoutControl::suspend);
-        let decision = approvals
-            .request(&inv.services.events, &turn.turn_id, request, &inv.cancel)
+        let decision = self
+            .broker
+            .request(inv.events, &turn.turn_id, request, inv.cancel)
             .await;
         match decision {
             ReviewDecision::Approved => Ok(()),
             ReviewDecision::ApprovedForSession => {
-                approvals.approve_for_session(cache_key);
+                self.session_approvals.remember(subject);
                 Ok(())
             }
             ReviewDecision::ApprovedExecpolicyAmendment { prefix } => {
                 if let Err(e) = self.policy.amend(&prefix) {
                     inv.emit(osprey_protocol::EventMsg::Warning {
-                        message: format!("the command was approved, but the rule could not be saved: {e}"),
+                        message: format!(
+                            "the command was approved, but the rule could not be saved: {e}"
+                        ),
                     });
                 }
                 Ok(())
             }
-            ReviewDecision::Denied => Err(ToolError::RespondToModel(
-                "The user declined to run this command. Do not run it again; continue without it or ask the user what to do instead.".to_string(),
-            )),
-            ReviewDecision::Abort => Err(ToolError::Fatal(
-                "the user stopped the turn at an approval request".to_string(),
-            )),
+            ReviewDecision::Denied => Err(ToolError::RespondToModel(subject.declined())),
+            ReviewDecision::Abort => Err(ToolError::Fatal(subject.aborted())),
         }
     }
 }
 
-fn approval_key(argv: &[String], escalation: bool) -> String {
-    let mut key = if escalation { "unsandboxed:" } else { "exec:" }.to_string();
-    key.push_str(&argv.join("\u{0}"));
-    key
+impl CommandPlan {
+    /// This plan as an approval subject.
+    fn subject(&self, escalation: bool, sandbox_denial: Option<String>) -> ApprovalSubject {
+        ApprovalSubject::Command {
+            argv: self.argv.clone(),
+            cwd: self.cwd.clone(),
+            escalation,
+            prefix_rule: self.prefix_rule.clone(),
+            justification: self.justification.clone(),
+            sandbox_denial,
+        }
+    }
 }

@@ -1,7 +1,8 @@
 //! Binds tool names to handlers and dispatches calls with uniform error handling.
 //!
-//! Adding a tool is one spec (in `osprey-tools`), one handler (a file in `handlers/`) and one
-//! line in [`super::build_registry`].
+//! Adding a tool is one spec (in `osprey-tools`), one handler (a file in `handlers/`), one
+//! line in the handler table (`super::handler_for`) and its entry in a tool profile; see
+//! `docs/architecture.md`.
 
 use super::call::{ToolCall, ToolError, ToolOutput};
 use super::context::ToolInvocation;
@@ -30,8 +31,6 @@ pub trait ToolHandler: Send + Sync {
 pub struct ToolRegistry {
     handlers: BTreeMap<String, Arc<dyn ToolHandler>>,
     order: Vec<String>,
-    /// Names that route to another handler without being offered (e.g. `local_shell`).
-    aliases: BTreeMap<String, String>,
     /// Handlers for call names that are accepted but not offered.
     hidden: BTreeMap<String, Arc<dyn ToolHandler>>,
     /// Handlers for every name with a prefix (MCP tools), whose specs are given raw.
@@ -73,19 +72,9 @@ impl ToolRegistry {
             .collect()
     }
 
-    /// Routes calls named `alias` to the handler registered as `target`.
-    pub fn alias(&mut self, alias: &str, target: &str) {
-        self.aliases.insert(alias.to_string(), target.to_string());
-    }
-
     pub fn handler(&self, name: &str) -> Option<&Arc<dyn ToolHandler>> {
         self.handlers
             .get(name)
-            .or_else(|| {
-                self.aliases
-                    .get(name)
-                    .and_then(|target| self.handlers.get(target))
-            })
             .or_else(|| self.hidden.get(name))
             .or_else(|| {
                 self.prefixed

@@ -87,7 +87,6 @@ pub async fn run_tool_calls(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::approvals::ApprovalBroker;
     use crate::events::EventEmitter;
     use crate::tools::call::{ToolCall, ToolPayload};
     use crate::tools::orchestrator::{AllowAll, NoSandbox, Orchestrator};
@@ -156,12 +155,10 @@ mod tests {
         let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
         let services = SessionServices {
             events: EventEmitter::new(ThreadId::new(), tx),
-            approvals: ApprovalBroker::default(),
             orchestrator: Orchestrator::new(Arc::new(AllowAll), Arc::new(NoSandbox)),
             unified_exec: UnifiedExecSessions::new(4),
             env: Default::default(),
             shell: osprey_shell::Shell::new("/bin/sh"),
-            mcp: Arc::new(osprey_mcp::McpConnectionManager::empty()),
             osprey_exe: None,
         };
         let turn = TurnContext {

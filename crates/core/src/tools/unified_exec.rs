@@ -19,7 +19,6 @@ const AGGREGATE_CAP_BYTES: usize = 256 * 1024;
 pub struct ExecSession {
     pub process: Arc<InteractiveProcess>,
     pub item: CommandItem,
-    pub started: Instant,
     pub last_used: Instant,
     /// Everything collected so far, for the command item (capped).
     pub aggregated: String,

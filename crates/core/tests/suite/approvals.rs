@@ -187,7 +187,7 @@ async fn patch_approval_is_keyed_by_path() {
             _ => None,
         })
         .unwrap();
-    let ApprovalRequestKind::Patch { changes } = kind else {
+    let ApprovalRequestKind::Patch { changes, .. } = kind else {
         panic!("{kind:?}")
     };
     assert_eq!(changes[0].path, target.canonicalize().unwrap());

@@ -3,3 +3,4 @@ mod compact;
 mod escalation;
 mod harness;
 mod interrupt;
+mod mcp_approvals;

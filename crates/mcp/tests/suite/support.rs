@@ -56,6 +56,8 @@ pub fn stdio(command: &str, args: &[&str]) -> McpServerConfig {
         enabled_tools: None,
         disabled_tools: Vec::new(),
         require_approval: false,
+        default_tools_approval_mode: osprey_config::McpApprovalMode::Auto,
+        tool_approval_modes: Default::default(),
     }
 }
 

@@ -2,16 +2,17 @@
 //! sandbox like any command.
 //!
 //! The patch is parsed and verified in-process first (nothing is written), which yields every
-//! absolute path it touches. Approval is keyed by those paths: a patch that writes only
-//! inside the sandbox's writable roots is applied without asking (except under `untrusted`);
-//! anything else asks, and "approved for this session" covers later patches that touch only
-//! already-approved paths. When the sandbox is active, an auto-approved patch is applied by
+//! absolute path it touches, move targets included. A patch that writes only inside the
+//! sandbox's writable roots is applied without asking (except under `untrusted`); anything
+//! else asks through the orchestrator's approval engine, where "approved for this session"
+//! covers later patches that touch only already-approved paths. When the sandbox is active, an auto-approved patch is applied by
 //! the `apply_patch` virtual command running inside the sandbox; an approved one, or one under
 //! no sandbox, is applied in-process. Either way it is all-or-nothing.
 //!
 //! A model that runs `apply_patch …` through a shell tool ends up here too (see
 //! [`intercept_shell_patch`]).
 
+use crate::tools::approval::ApprovalSubject;
 use crate::tools::call::{ToolError, ToolOutput, ToolPayload};
 use crate::tools::context::ToolInvocation;
 use crate::tools::orchestrator::{Attempt, CommandPlan};
@@ -24,8 +25,8 @@ use osprey_apply_patch::{
 use osprey_config::ApplyPatchToolType;
 use osprey_process::{ExecExpiration, OutputCaps, run_to_completion};
 use osprey_protocol::{
-    ApprovalRequestKind, AskForApproval, EventMsg, FileChangeKind, FileChangeSummary, ItemStatus,
-    ReviewDecision, SandboxPolicy, ThreadItem,
+    AskForApproval, EventMsg, FileChangeKind, FileChangeSummary, ItemStatus, SandboxPolicy,
+    ThreadItem,
 };
 use osprey_sandboxing::{FileSystemPolicy, FsAccess};
 use osprey_tools::{ApplyPatchArgs, ToolSpec};
@@ -148,13 +149,8 @@ async fn run_patch(
         .iter()
         .filter(|p| fs_policy.access(p) != FsAccess::Write)
         .collect();
-    let approvals = &inv.services.approvals;
-    let all_cached = touched
-        .iter()
-        .all(|p| approvals.is_approved_for_session(&patch_key(p)));
-    let needs_approval =
-        !all_cached && (turn.approval_policy == AskForApproval::Untrusted || !outside.is_empty());
-    let mut approved_by_user = all_cached && !outside.is_empty();
+    let needs_approval = turn.approval_policy == AskForApproval::Untrusted || !outside.is_empty();
+    let mut approved_outside = false;
     if needs_approval {
         let reason = if outside.is_empty() {
             "the approval policy asks before every file change".to_string()
@@ -168,48 +164,17 @@ async fn run_patch(
                     .join(", ")
             )
         };
-        let decision = inv
-            .services
-            .orchestrator
-            .request_approval(
-                inv,
-                ApprovalRequestKind::Patch {
-                    changes: changes.clone(),
-                },
-                reason,
-                vec![
-                    ReviewDecision::Approved,
-                    ReviewDecision::ApprovedForSession,
-                    ReviewDecision::Denied,
-                    ReviewDecision::Abort,
-                ],
-                "The patch was not applied",
-            )
-            .await;
-        let decision = match decision {
-            Ok(decision) => decision,
-            Err(refusal) => {
-                let message = format!("{refusal} Change only files inside the writable roots.");
-                emit_file_change(
-                    inv,
-                    &item_id,
-                    changes,
-                    ItemStatus::Declined,
-                    Some(message.clone()),
-                );
-                return Err(ToolError::RespondToModel(message));
-            }
+        let subject = ApprovalSubject::Patch {
+            changes: changes.clone(),
+            paths: touched.clone(),
         };
-        match decision {
-            ReviewDecision::Approved | ReviewDecision::ApprovedExecpolicyAmendment { .. } => {}
-            ReviewDecision::ApprovedForSession => {
-                for path in &touched {
-                    approvals.approve_for_session(patch_key(path));
-                }
-            }
-            ReviewDecision::Denied => {
-                let message =
-                    "The user declined this patch; nothing was changed. Do not apply it again; ask the user what to do instead.".to_string();
+        let orchestrator = &inv.services.orchestrator;
+        match orchestrator
+            .approve(inv.scope(), &subject, reason, None)
+            .await
+        {
+            Ok(()) => approved_outside = !outside.is_empty(),
+            Err(ToolError::RespondToModel(message)) => {
                 emit_file_change(
                     inv,
                     &item_id,
@@ -219,14 +184,11 @@ async fn run_patch(
                 );
                 return Err(ToolError::RespondToModel(message));
             }
-            ReviewDecision::Abort => {
+            Err(fatal) => {
                 emit_file_change(inv, &item_id, changes, ItemStatus::Declined, None);
-                return Err(ToolError::Fatal(
-                    "the user stopped the turn at a patch approval".to_string(),
-                ));
+                return Err(fatal);
             }
         }
-        approved_by_user = true;
     }
 
     // Apply: inside the sandbox when it is active and the user did not approve leaving it.
@@ -237,7 +199,7 @@ async fn run_patch(
         .is_active(&turn.sandbox_policy);
     let result = match (
         &inv.services.osprey_exe,
-        sandbox_active && !approved_by_user,
+        sandbox_active && !approved_outside,
     ) {
         (Some(exe), true) => apply_in_sandbox(inv, exe, text, cwd).await,
         _ => apply_in_process(&verified).await,
@@ -307,7 +269,7 @@ async fn apply_in_sandbox(
     let run = inv
         .services
         .orchestrator
-        .run_preapproved(inv, &plan, |request, _| async move {
+        .run_preapproved(inv.scope(), &plan, |request, _| async move {
             let outcome = run_to_completion(
                 request,
                 ExecExpiration::timeout(Duration::from_secs(60)),
@@ -340,10 +302,6 @@ async fn apply_in_sandbox(
 /// Tells the `apply_patch` virtual command which roots it may write (the sandbox enforces
 /// them too); matches the CLI's `OSPREY_APPLY_PATCH_ROOTS`.
 const APPLY_PATCH_ROOTS_ENV: &str = osprey_config::env_vars::OSPREY_APPLY_PATCH_ROOTS;
-
-fn patch_key(path: &Path) -> String {
-    format!("patch:{}", path.display())
-}
 
 fn summaries(verified: &VerifiedPatch) -> Vec<FileChangeSummary> {
     verified

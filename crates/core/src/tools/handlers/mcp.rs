@@ -2,20 +2,20 @@
 //!
 //! Every MCP tool is one handler registered under the `mcp__` prefix: the qualified name
 //! (`mcp__<server>__<tool>`, or a Responses-API namespace `mcp__<server>` plus the tool name)
-//! is resolved by the connection manager. A call goes through approval when the server is
-//! marked `require_approval` or the approval policy is `untrusted` (an MCP tool's effects are
-//! unknown), shows as an `mcp_tool_call` item, and returns the server's text and images to
+//! is resolved by the connection manager. A call goes through the orchestrator's approval
+//! engine when the tool's approval mode says `prompt` (`default_tools_approval_mode`,
+//! `tools.<tool>.approval_mode`, or the older `require_approval`), or when the mode is
+//! `auto` and the approval policy is `untrusted` (an MCP tool's effects are unknown); "approve
+//! for this session" covers later calls to the same tool. It shows as an `mcp_tool_call` item, and returns the server's text and images to
 //! the model; an `isError` result is a failed output.
 
+use crate::tools::approval::ApprovalSubject;
 use crate::tools::call::{ToolCall, ToolError, ToolOutput, ToolPayload};
 use crate::tools::context::ToolInvocation;
 use crate::tools::registry::ToolHandler;
 use async_trait::async_trait;
 use osprey_mcp::{McpConnectionManager, ModelOutput, ResourceToolCall, resource_output_for_model};
-use osprey_protocol::{
-    ApprovalRequestKind, AskForApproval, EventMsg, ItemStatus, McpCallResult, ReviewDecision,
-    ThreadItem,
-};
+use osprey_protocol::{AskForApproval, EventMsg, ItemStatus, McpCallResult, ThreadItem};
 use osprey_tools::{JsonSchema, ToolSpec};
 use serde_json::Value;
 use std::sync::Arc;
@@ -88,58 +88,37 @@ impl ToolHandler for McpToolHandler {
             }
         };
 
-        let turn = &inv.turn;
-        if self.manager.requires_approval(&server)
-            || turn.approval_policy == AskForApproval::Untrusted
-        {
-            let reason = if self.manager.requires_approval(&server) {
-                format!("MCP server `{server}` is configured to require approval")
-            } else {
+        let configured = self.manager.requires_approval(&server, &tool);
+        let untrusted = inv.turn.approval_policy == AskForApproval::Untrusted;
+        let reason = match configured {
+            Some(true) => Some(format!(
+                "the MCP tool {server}/{tool} is configured to ask before every call"
+            )),
+            None if untrusted => Some(
                 "the approval policy is `untrusted`, and an MCP tool may change anything"
-                    .to_string()
+                    .to_string(),
+            ),
+            Some(false) | None => None,
+        };
+        if let Some(reason) = reason {
+            let subject = ApprovalSubject::McpTool {
+                server: server.clone(),
+                tool: tool.clone(),
+                arguments: shown_arguments.clone(),
             };
-            let decision = inv
-                .services
-                .orchestrator
-                .request_approval(
-                    &inv,
-                    ApprovalRequestKind::McpTool {
-                        server: server.clone(),
-                        tool: tool.clone(),
-                        arguments: shown_arguments.clone(),
-                    },
-                    reason,
-                    vec![
-                        ReviewDecision::Approved,
-                        ReviewDecision::Denied,
-                        ReviewDecision::Abort,
-                    ],
-                    &format!("The tool {server}/{tool} was not called"),
-                )
-                .await;
-            let decision = match decision {
-                Ok(decision) => decision,
-                Err(refusal) => {
-                    inv.emit(EventMsg::ItemCompleted {
-                        item: item(ItemStatus::Declined, None, Some(refusal.to_string())),
-                    });
-                    return Err(refusal);
-                }
-            };
-            match decision {
-                ReviewDecision::Denied => {
-                    let message = format!("The user declined the call to {server}/{tool}.");
-                    inv.emit(EventMsg::ItemCompleted {
-                        item: item(ItemStatus::Declined, None, Some(message.clone())),
-                    });
-                    return Err(ToolError::RespondToModel(message));
-                }
-                ReviewDecision::Abort => {
-                    return Err(ToolError::Fatal(
-                        "the user stopped the turn at an MCP tool approval".to_string(),
-                    ));
-                }
-                _ => {}
+            let orchestrator = &inv.services.orchestrator;
+            if let Err(error) = orchestrator
+                .approve(inv.scope(), &subject, reason, None)
+                .await
+            {
+                let message = match &error {
+                    ToolError::RespondToModel(message) => Some(message.clone()),
+                    ToolError::Fatal(_) => None,
+                };
+                inv.emit(EventMsg::ItemCompleted {
+                    item: item(ItemStatus::Declined, None, message),
+                });
+                return Err(error);
             }
         }
 

@@ -56,13 +56,13 @@ pub async fn run_one_shot(inv: &ToolInvocation, shot: OneShot) -> Result<ToolOut
             .unwrap_or(DEFAULT_TIMEOUT_MS)
             .clamp(1, MAX_TIMEOUT_MS),
     );
-    let item = CommandItem::new(inv, &shot.argv, cwd);
+    let item = CommandItem::new(inv.scope(), &shot.argv, cwd);
     let mut started = false;
     let result = services
         .orchestrator
-        .run(inv, &plan, None, |request, _sandboxed| {
+        .run(inv.scope(), &plan, None, |request, _sandboxed| {
             if !started {
-                item.started(inv);
+                item.started(inv.scope());
                 started = true;
             }
             let events = services.events.clone();
@@ -101,17 +101,17 @@ pub async fn run_one_shot(inv: &ToolInvocation, shot: OneShot) -> Result<ToolOut
         Ok(run) => run,
         Err(ToolError::RespondToModel(message)) => {
             if started {
-                item.completed(inv, &message, None, None);
+                item.completed(inv.scope(), &message, None, None);
             } else {
-                item.declined(inv, &message);
+                item.declined(inv.scope(), &message);
             }
             return Err(ToolError::RespondToModel(message));
         }
         Err(fatal) => {
             if started {
-                item.completed(inv, "", None, None);
+                item.completed(inv.scope(), "", None, None);
             } else {
-                item.declined(inv, &fatal.to_string());
+                item.declined(inv.scope(), &fatal.to_string());
             }
             return Err(fatal);
         }
@@ -135,7 +135,7 @@ pub async fn run_one_shot(inv: &ToolInvocation, shot: OneShot) -> Result<ToolOut
         .or(outcome.signal.map(|s| 128 + s))
         .or(if outcome.timed_out { Some(124) } else { None });
     let note = run.sandbox_denial.as_deref().map(sandbox_note);
-    item.completed(inv, &output, exit_code, run.sandbox_denial);
+    item.completed(inv.scope(), &output, exit_code, run.sandbox_denial);
     let text = format_exec_output(ExecOutputView {
         chunk_id: Some(new_chunk_id()),
         wall_time: outcome.duration,

@@ -90,14 +90,14 @@ impl ToolHandler for ExecCommandHandler {
         let yield_for = Duration::from_millis(args.yield_time_ms());
         let max_tokens = args.max_output_tokens();
         let max_bytes = max_tokens.saturating_mul(8);
-        let item = CommandItem::new(&inv, &argv, cwd);
+        let item = CommandItem::new(inv.scope(), &argv, cwd);
         let started_at = Instant::now();
         let mut started = false;
         let result = services
             .orchestrator
-            .run(&inv, &plan, None, |request, _sandboxed| {
+            .run(inv.scope(), &plan, None, |request, _sandboxed| {
                 if !started {
-                    item.started(&inv);
+                    item.started(inv.scope());
                     started = true;
                 }
                 let cancel = inv.cancel.clone();
@@ -125,9 +125,9 @@ impl ToolHandler for ExecCommandHandler {
             Err(error) => {
                 let message = error.to_string();
                 if started {
-                    item.completed(&inv, &message, None, None);
+                    item.completed(inv.scope(), &message, None, None);
                 } else {
-                    item.declined(&inv, &message);
+                    item.declined(inv.scope(), &message);
                 }
                 return Err(error);
             }
@@ -137,7 +137,7 @@ impl ToolHandler for ExecCommandHandler {
         let note = run.sandbox_denial.as_deref().map(sandbox_note);
         if let Some(exit) = collected.exited.as_ref() {
             let code = exit_code_of(exit);
-            item.completed(&inv, &output, Some(code), run.sandbox_denial.clone());
+            item.completed(inv.scope(), &output, Some(code), run.sandbox_denial.clone());
             let text = format_exec_output(ExecOutputView {
                 chunk_id: Some(new_chunk_id()),
                 wall_time: started_at.elapsed(),
@@ -155,13 +155,12 @@ impl ToolHandler for ExecCommandHandler {
         let mut session = ExecSession {
             process: Arc::new(process),
             item,
-            started: started_at,
             last_used: Instant::now(),
             aggregated: String::new(),
             sandbox_denial: run.sandbox_denial.clone(),
         };
         session.append(&output);
-        session.item.updated(&inv, &session.aggregated);
+        session.item.updated(inv.scope(), &session.aggregated);
         let (session_id, closed_note) = services.unified_exec.insert(session).await;
         let mut text = format_exec_output(ExecOutputView {
             chunk_id: Some(new_chunk_id()),
@@ -235,7 +234,7 @@ impl ToolHandler for WriteStdinHandler {
         if let Some(exit) = collected.exited.as_ref() {
             let code = exit_code_of(exit);
             session.item.completed(
-                &inv,
+                inv.scope(),
                 &session.aggregated,
                 Some(code),
                 session.sandbox_denial.clone(),
@@ -249,7 +248,7 @@ impl ToolHandler for WriteStdinHandler {
                 sandbox_note: note.as_deref(),
             });
         } else {
-            session.item.updated(&inv, &session.aggregated);
+            session.item.updated(inv.scope(), &session.aggregated);
             text = format_exec_output(ExecOutputView {
                 chunk_id: Some(new_chunk_id()),
                 wall_time: call_started.elapsed(),
