@@ -12,7 +12,7 @@
 //! those notifications; the total is unknown. Clients that reset their tool-call timeout on
 //! progress keep long turns alive this way.
 
-use osprey_protocol::{Event, EventMsg, ItemStatus, ThreadItem};
+use osprey_protocol::{AbortReason, Event, EventMsg, ItemStatus, ThreadItem};
 use rmcp::model::{CustomNotification, JsonObject, RequestId};
 use serde_json::{Value, json};
 
@@ -45,7 +45,7 @@ pub fn progress_message(msg: &EventMsg) -> Option<String> {
         EventMsg::TurnStarted => "turn started".to_string(),
         EventMsg::TurnCompleted { .. } => "turn completed".to_string(),
         EventMsg::TurnFailed { error, .. } => format!("turn failed: {error}"),
-        EventMsg::TurnAborted { reason } => format!("turn aborted ({reason:?})"),
+        EventMsg::TurnAborted { reason } => format!("turn aborted: {}", abort_text(*reason)),
         EventMsg::ItemStarted { item } => item_started(item)?,
         EventMsg::ItemCompleted { item } => item_completed(item)?,
         EventMsg::ApprovalRequested(request) => {
@@ -66,6 +66,17 @@ pub fn progress_message(msg: &EventMsg) -> Option<String> {
         | EventMsg::ShutdownComplete => return None,
     };
     Some(shorten(&text))
+}
+
+/// Why a turn stopped early, in words (matched without a wildcard so a new reason must be
+/// worded here).
+fn abort_text(reason: AbortReason) -> &'static str {
+    match reason {
+        AbortReason::Interrupted => "interrupted",
+        AbortReason::ApprovalAborted => "aborted at an approval request",
+        AbortReason::Replaced => "replaced by a new turn",
+        AbortReason::Shutdown => "the session shut down",
+    }
 }
 
 fn item_started(item: &ThreadItem) -> Option<String> {
@@ -210,5 +221,24 @@ mod tests {
         .unwrap();
         assert_eq!(message.chars().count(), PROGRESS_MESSAGE_CHARS);
         assert!(message.ends_with('…'));
+    }
+
+    /// Regression: the abort reason was shown as Rust Debug text ("turn aborted (Interrupted)").
+    #[test]
+    fn aborted_turns_say_why_in_words() {
+        let shown = |reason| progress_message(&EventMsg::TurnAborted { reason }).unwrap();
+        assert_eq!(shown(AbortReason::Interrupted), "turn aborted: interrupted");
+        assert_eq!(
+            shown(AbortReason::ApprovalAborted),
+            "turn aborted: aborted at an approval request"
+        );
+        assert_eq!(
+            shown(AbortReason::Replaced),
+            "turn aborted: replaced by a new turn"
+        );
+        assert_eq!(
+            shown(AbortReason::Shutdown),
+            "turn aborted: the session shut down"
+        );
     }
 }

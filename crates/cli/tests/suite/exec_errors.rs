@@ -67,7 +67,13 @@ async fn malformed_sse_is_a_clear_error_not_a_hang() {
     let repo = temp_git_repo();
     let out = osprey_async(&home, repo.path(), &["exec", "hi"], "").await;
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("ERROR"), "stderr: {}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("ERROR"), "stderr: {err}");
+    // The error names the event that failed to parse and quotes its data.
+    assert!(
+        err.contains("the `response.created` event is not JSON") && err.contains("{not json"),
+        "stderr: {err}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,6 +1,7 @@
 mod apply_patch;
 mod common;
 mod compaction;
+mod error_text;
 mod exec_errors;
 mod exec_turns;
 mod layering;
