@@ -7,6 +7,7 @@ mod exec_turns;
 mod layering;
 mod local_model;
 mod mcp;
+mod model_fetch;
 mod policy;
 mod sdk;
 mod sessions;
