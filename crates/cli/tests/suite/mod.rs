@@ -9,6 +9,7 @@ mod local_model;
 mod mcp;
 mod model_fetch;
 mod policy;
+mod run_script;
 mod sdk;
 mod sessions;
 mod tools_exec;
