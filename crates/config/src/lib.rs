@@ -44,6 +44,7 @@ mod error;
 pub mod features;
 mod layers;
 mod mcp;
+mod model_table;
 mod overrides;
 mod paths;
 mod provider;
@@ -62,6 +63,7 @@ pub use env_vars::{ENV_VARS, EnvScope, EnvSnapshot, EnvVar};
 pub use error::{ConfigError, ConfigSource, ConfigWarning, Location, RequirementViolation};
 pub use features::{FEATURES, FeatureSpec, Features};
 pub use mcp::{McpApprovalMode, McpServerConfig, McpTransport};
+pub use model_table::known_context_window;
 pub use overrides::{CliOverride, ConfigOverrides};
 pub use paths::{
     CONFIG_FILE_NAME, PROJECT_CONFIG_DIR, REQUIREMENTS_FILE_NAME, find_osprey_home, project_root,

@@ -334,6 +334,7 @@ impl ThreadManager {
             settings: Mutex::new(settings),
             total_usage: Mutex::new(TokenUsage::default()),
             turn_counter: Mutex::new(init.turns_so_far),
+            compaction_due: Default::default(),
             recorder: init.recorder,
         });
         session::emit_thread_started(&session, init.resumed);

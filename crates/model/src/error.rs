@@ -149,7 +149,12 @@ impl ModelError {
         match self {
             Self::MissingApiKey { .. } => ErrorKind::Unauthorized,
             Self::Config { .. } | Self::Unavailable { .. } => ErrorKind::Config,
-            Self::Http { status, code, .. } => status_kind(*status, code.as_deref()),
+            Self::Http {
+                status,
+                code,
+                message,
+                ..
+            } => status_kind(*status, code.as_deref(), message),
             Self::Connect { .. } => ErrorKind::ConnectionFailed,
             Self::ContextWindowExceeded { .. } => ErrorKind::ContextWindowExceeded,
             Self::QuotaExceeded { .. } => ErrorKind::QuotaExceeded,
@@ -160,11 +165,14 @@ impl ModelError {
     }
 }
 
-fn status_kind(status: u16, code: Option<&str>) -> ErrorKind {
+fn status_kind(status: u16, code: Option<&str>, message: &str) -> ErrorKind {
     match code {
         Some("context_length_exceeded") => return ErrorKind::ContextWindowExceeded,
         Some("insufficient_quota") => return ErrorKind::QuotaExceeded,
         _ => {}
+    }
+    if matches!(status, 400 | 413) && mentions_context_overflow(message) {
+        return ErrorKind::ContextWindowExceeded;
     }
     match status {
         401 | 403 => ErrorKind::Unauthorized,
@@ -175,10 +183,65 @@ fn status_kind(status: u16, code: Option<&str>) -> ErrorKind {
     }
 }
 
+/// How servers without OpenAI's error code say the request is too long (llama.cpp, vLLM,
+/// Ollama, LM Studio, Anthropic-style gateways).
+fn mentions_context_overflow(message: &str) -> bool {
+    let message = message.to_ascii_lowercase();
+    [
+        "context length",
+        "context size",
+        "context window",
+        "maximum context",
+        "too many tokens",
+        "prompt is too long",
+        "exceeds the available context",
+    ]
+    .iter()
+    .any(|phrase| message.contains(phrase))
+}
+
+impl ModelError {
+    /// Whether the provider refused the request as too long for the model's context window,
+    /// by any of the ways providers say so.
+    pub fn is_context_window_exceeded(&self) -> bool {
+        self.kind() == ErrorKind::ContextWindowExceeded
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn context_overflow_is_recognised_in_every_form() {
+        let http = |status, code: Option<&str>, message: &str| ModelError::Http {
+            provider: "p".into(),
+            url: "u".into(),
+            status,
+            code: code.map(str::to_string),
+            message: message.into(),
+            attempts: 1,
+        };
+        assert!(http(400, Some("context_length_exceeded"), "x").is_context_window_exceeded());
+        assert!(
+            http(
+                400,
+                None,
+                "the request exceeds the available context size, try increasing it"
+            )
+            .is_context_window_exceeded()
+        );
+        assert!(!http(400, None, "unknown parameter `foo`").is_context_window_exceeded());
+        assert!(!http(500, None, "context length").is_context_window_exceeded());
+        assert!(
+            ModelError::ContextWindowExceeded {
+                provider: "p".into(),
+                message: "m".into()
+            }
+            .is_context_window_exceeded()
+        );
+    }
 
     #[test]
     fn missing_key_names_the_variable_and_the_provider() {

@@ -27,6 +27,12 @@ pub trait ModelProviderFactory: Send + Sync {
     async fn open(&self, config: &Config) -> Result<ModelClient, ModelError>;
 }
 
+impl std::fmt::Debug for dyn ModelProviderFactory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ModelProviderFactory({})", self.provider_id())
+    }
+}
+
 /// Provider id → factory. Cheap to clone; clones share the factories.
 #[derive(Clone, Default)]
 pub struct ProviderRegistry {
@@ -54,7 +60,7 @@ impl ProviderRegistry {
     pub async fn client(
         &self,
         config: &Config,
-        env: &dyn Fn(&str) -> Option<String>,
+        env: &(dyn Fn(&str) -> Option<String> + Sync),
     ) -> Result<ModelClient, ModelError> {
         let id = config.model_provider_id.as_str();
         if let Some(factory) = self.factories.get(id) {

@@ -85,6 +85,10 @@ pub struct ServerOptions {
     /// Keep every request for [`MockModelServer::requests`] (the default). Benchmarks that
     /// send many requests turn this off; checks still run.
     pub capture: bool,
+    /// A context window, as a body size: a request whose JSON body is larger is refused
+    /// with HTTP 400 `context_length_exceeded` (as OpenAI answers), without using a script
+    /// entry. The refusal is recorded in [`MockModelServer::rejected`].
+    pub max_body_bytes: Option<usize>,
 }
 
 impl Default for ServerOptions {
@@ -93,6 +97,7 @@ impl Default for ServerOptions {
             port: 0,
             repeat: false,
             capture: true,
+            max_body_bytes: None,
         }
     }
 }
@@ -104,6 +109,8 @@ struct ServerState {
     received: usize,
     requests: Vec<CapturedRequest>,
     failures: Vec<String>,
+    /// Sizes of the bodies refused as too long, in arrival order.
+    rejected: Vec<usize>,
 }
 
 struct Shared {
@@ -231,6 +238,11 @@ impl MockModelServer {
     }
 
     /// Failures recorded so far, one readable paragraph each.
+    /// The body sizes of the requests refused for exceeding `max_body_bytes`.
+    pub fn rejected(&self) -> Vec<usize> {
+        self.shared.lock().rejected.clone()
+    }
+
     pub fn failures(&self) -> Vec<String> {
         self.shared.lock().failures.clone()
     }
@@ -304,6 +316,8 @@ impl std::fmt::Debug for MockModelServer {
 enum Plan {
     Serve(MockResponse),
     Reject(StatusCode, String),
+    /// The body is over `max_body_bytes`.
+    ContextTooLong(String),
 }
 
 async fn handle_model_request(
@@ -316,6 +330,7 @@ async fn handle_model_request(
     let plan = plan_request(&shared, &path, &headers, &body);
     match plan {
         Plan::Reject(status, message) => error_response(status, &message),
+        Plan::ContextTooLong(message) => context_too_long(&message),
         Plan::Serve(response) => match serve(response, &shared.shutdown).await {
             Ok(response) => response,
             Err(problem) => {
@@ -329,6 +344,7 @@ async fn handle_model_request(
 /// Records the request, checks it and takes the script entry that answers it.
 fn plan_request(shared: &Shared, path: &str, headers: &HeaderMap, body: &Bytes) -> Plan {
     let wire = WireApi::from_path(path);
+    let raw_len = body.len();
     let parsed = serde_json::from_slice::<Value>(body);
     let mut state = shared.lock();
     state.received += 1;
@@ -364,7 +380,13 @@ fn plan_request(shared: &Shared, path: &str, headers: &HeaderMap, body: &Bytes) 
         });
     }
 
-    let plan = if !problems.is_empty() {
+    let too_long = shared.options.max_body_bytes.filter(|max| raw_len > *max);
+    let plan = if let Some(max) = too_long {
+        state.rejected.push(raw_len);
+        Plan::ContextTooLong(format!(
+            "This model's maximum context length is {max} bytes in this test, but the request has {raw_len}."
+        ))
+    } else if !problems.is_empty() {
         let failure = format!(
             "{label} has a malformed history:\n  {}",
             problems.join("\n  ")
@@ -431,6 +453,23 @@ fn error_response(status: StatusCode, message: &str) -> Response {
     let body = json!({"error": {"message": message, "type": "mock_server_error", "code": null}});
     let mut response = Response::new(Body::from(body.to_string()));
     *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// OpenAI's answer to a request over the context window.
+fn context_too_long(message: &str) -> Response {
+    let body = json!({"error": {
+        "message": message,
+        "type": "invalid_request_error",
+        "param": "input",
+        "code": "context_length_exceeded",
+    }});
+    let mut response = Response::new(Body::from(body.to_string()));
+    *response.status_mut() = StatusCode::BAD_REQUEST;
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),

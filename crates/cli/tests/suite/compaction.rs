@@ -99,3 +99,103 @@ async fn context_window_error_compacts_once_and_retries() {
     assert!(has_text(&retry, "two"));
     server.verify();
 }
+
+fn big_output_call(id: &str) -> SseEvent {
+    let cmd = "head -c 20000 /dev/zero | tr '\\0' x";
+    ev_function_call(
+        id,
+        "exec_command",
+        &serde_json::json!({"cmd": cmd, "login": false}).to_string(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_overflowing_request_is_compacted_from_a_trimmed_history_and_the_thread_resumes() {
+    // Regression: the compaction request used to re-send the very history that overflowed,
+    // so a real provider refused it too and the session was stuck for good.
+    const WINDOW: usize = 45_000;
+    let options = ServerOptions {
+        max_body_bytes: Some(WINDOW),
+        ..ServerOptions::default()
+    };
+    let server = MockModelServer::start_with(
+        vec![
+            sse_turn(vec![big_output_call("c1")]),
+            sse_turn(vec![ev_assistant_message("m1", "first done")]),
+            sse_turn(vec![big_output_call("c2")]),
+            // The next request (two 20 KB outputs) is refused by the window, unscripted.
+            summary("THE NOTE"),
+            sse_turn(vec![ev_assistant_message("m2", "fits now")]),
+            sse_turn(vec![ev_assistant_message("m3", "resumed fine")]),
+        ],
+        options,
+    )
+    .await
+    .unwrap();
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let repo = temp_git_repo();
+    let out = osprey_async(&home, repo.path(), &["exec", "--json", "one"], "").await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let id = jsonl(&out)[0]["thread_id"].as_str().unwrap().to_string();
+    let out = osprey_async(&home, repo.path(), &["exec", "resume", &id, "two"], "").await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert_eq!(stdout(&out), "fits now\n");
+    assert_eq!(
+        server.rejected().len(),
+        1,
+        "only the first overflow was refused"
+    );
+
+    let requests = server.requests();
+    let summarising = requests
+        .iter()
+        .find(|r| has_text(r.input(), "handoff") || r.tool_names().is_empty())
+        .expect("a summarising request");
+    let size = summarising.body.to_string().len();
+    assert!(size <= WINDOW, "the summarising request fits: {size} bytes");
+    let retried = requests
+        .iter()
+        .rev()
+        .find(|r| has_text(r.input(), "THE NOTE"))
+        .unwrap();
+    assert!(has_text(retried.input(), "two"));
+
+    let out = osprey_async(&home, repo.path(), &["exec", "resume", &id, "three"], "").await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert_eq!(stdout(&out), "resumed fine\n");
+    let last = server.requests().last().unwrap().input().to_vec();
+    assert!(
+        has_text(&last, "THE NOTE"),
+        "resume continues from the compacted history"
+    );
+    server.verify();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_summary_never_replaces_the_history() {
+    let server = MockModelServer::start(vec![
+        sse_turn(vec![ev_assistant_message("m0", "KEEP ME")]),
+        MockResponse::Sse(vec![
+            ev_response_created("r"),
+            ev_failed("context_length_exceeded", "too long"),
+        ]),
+        summary("   "),
+        sse_turn(vec![ev_assistant_message("m1", "still here")]),
+    ])
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let repo = temp_git_repo();
+    let out = osprey_async(&home, repo.path(), &["exec", "--json", "one"], "").await;
+    let id = jsonl(&out)[0]["thread_id"].as_str().unwrap().to_string();
+    let out = osprey_async(&home, repo.path(), &["exec", "resume", &id, "two"], "").await;
+    assert!(
+        !out.status.success(),
+        "the turn fails: nothing fits and no summary came"
+    );
+    assert!(stderr(&out).contains("empty summary"), "{}", stderr(&out));
+    let out = osprey_async(&home, repo.path(), &["exec", "resume", &id, "three"], "").await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let last = server.requests().last().unwrap().input().to_vec();
+    assert!(has_text(&last, "KEEP ME"), "the history was kept");
+    server.verify();
+}

@@ -56,6 +56,9 @@ pub(crate) struct Session {
     pub settings: Mutex<ThreadSettings>,
     pub total_usage: Mutex<TokenUsage>,
     pub turn_counter: Mutex<u64>,
+    /// The last response reported a token count over the compaction limit: compact before
+    /// the next request.
+    pub compaction_due: std::sync::atomic::AtomicBool,
     /// The session file (none when ephemeral).
     pub recorder: Option<Arc<RolloutRecorder>>,
 }

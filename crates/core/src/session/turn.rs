@@ -72,7 +72,7 @@ pub(crate) async fn run_compact_task(
     let turn_id = turn.turn_id.clone();
     events.emit(Some(&turn_id), EventMsg::TurnStarted);
     let result = tokio::select! {
-        result = crate::compact::compact(&session, &turn) => result,
+        result = crate::compact::compact(&session, &turn, None) => result,
         _ = cancel.cancelled() => {
             events.emit(Some(&turn_id), EventMsg::TurnAborted { reason: AbortReason::Interrupted });
             return;
@@ -111,6 +111,9 @@ struct TurnState {
     usage: TokenUsage,
     last_agent_message: Option<String>,
     compacted_for_overflow: bool,
+    /// Compacted before a request because it was estimated too long; once per turn, so a
+    /// history that is still too long after compaction cannot loop.
+    compacted_for_estimate: bool,
     inspectors: TurnInspectors,
 }
 
@@ -129,6 +132,7 @@ async fn run_turn_inner(
         usage: TokenUsage::default(),
         last_agent_message: None,
         compacted_for_overflow: false,
+        compacted_for_estimate: false,
         inspectors: inspectors_for(session, &turn, &request),
     };
     if session.history_snapshot().is_empty() {
@@ -155,6 +159,12 @@ async fn step(
     cancel: &CancellationToken,
 ) -> Step {
     let mut prompt = build_prompt(session, turn);
+    if compaction_due(session, state, &prompt) {
+        if let Err(error) = crate::compact::compact(session, turn, None).await {
+            return Step::End(TurnEnd::Failed(error));
+        }
+        prompt = build_prompt(session, turn);
+    }
     state.inspectors.before_request(&mut prompt);
     let sampled = tokio::select! {
         result = sample(session, turn, &prompt) => result,
@@ -162,9 +172,11 @@ async fn step(
     };
     let (items, usage) = match sampled {
         Ok(ok) => ok,
-        Err(ModelError::ContextWindowExceeded { .. }) if !state.compacted_for_overflow => {
+        Err(error) if error.is_context_window_exceeded() && !state.compacted_for_overflow => {
+            // Never send what overflowed again: summarise a trimmed copy, then retry.
             state.compacted_for_overflow = true;
-            return match crate::compact::compact(session, turn).await {
+            let overflowed = crate::compact::items_bytes(&prompt.input);
+            return match crate::compact::compact(session, turn, Some(overflowed)).await {
                 Ok(_) => Step::Continue,
                 Err(error) => Step::End(TurnEnd::Failed(error)),
             };
@@ -198,17 +210,30 @@ async fn step(
         return Step::End(TurnEnd::Completed);
     }
     let outcome = run_calls(session, turn, state, calls, cancel).await;
-    let over_limit = usage.is_some_and(|u| crate::compact::should_auto_compact(session, &u));
     if outcome.fatal.is_some() {
         return Step::End(TurnEnd::Aborted(AbortReason::ApprovalAborted));
     }
     if cancel.is_cancelled() {
         return Step::End(TurnEnd::Aborted(AbortReason::Interrupted));
     }
-    if over_limit && let Err(error) = crate::compact::compact(session, turn).await {
-        return Step::End(TurnEnd::Failed(error));
-    }
     Step::Continue
+}
+
+/// Whether the history must be compacted before this request: the last response reported
+/// a token count over the limit (in this turn or the one before), or this request's input is
+/// estimated to pass it.
+fn compaction_due(session: &Session, state: &mut TurnState, prompt: &Prompt) -> bool {
+    let reported = session
+        .compaction_due
+        .swap(false, std::sync::atomic::Ordering::SeqCst);
+    if reported {
+        return true;
+    }
+    if state.compacted_for_estimate || !crate::compact::input_over_limit(session, &prompt.input) {
+        return false;
+    }
+    state.compacted_for_estimate = true;
+    true
 }
 
 fn inspectors_for(session: &Session, turn: &TurnContext, request: &str) -> TurnInspectors {
@@ -299,6 +324,11 @@ fn record_user_input(session: &Session, turn: &TurnContext, input: &[UserInput])
 
 fn account_usage(session: &Session, turn: &TurnContext, state: &mut TurnState, usage: &TokenUsage) {
     state.usage.add(usage);
+    if crate::compact::usage_over_limit(session, usage) {
+        session
+            .compaction_due
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
     let total = {
         let mut total = session
             .total_usage

@@ -93,6 +93,7 @@ async fn run(args: Args) -> Result<ExitCode, String> {
         port: args.port,
         repeat: args.repeat,
         capture: !args.repeat,
+        ..ServerOptions::default()
     };
     let server = MockModelServer::start_with(script, options)
         .await

@@ -138,6 +138,27 @@ async fn unused_entries_fail_verify_unless_allowed() {
 }
 
 #[tokio::test]
+async fn bodies_over_the_window_are_refused_without_using_the_script() {
+    let options = ServerOptions {
+        max_body_bytes: Some(200),
+        ..ServerOptions::default()
+    };
+    let server = MockModelServer::start_with(vec![MockResponse::http(201, "")], options)
+        .await
+        .unwrap();
+    let long = "x".repeat(300);
+    let refused = post(&server.base_url(), "/responses", &responses_body(&long)).await;
+    assert_eq!(refused.status(), 400);
+    let body: serde_json::Value = refused.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "context_length_exceeded");
+    let served = post(&server.base_url(), "/responses", &responses_body("short")).await;
+    assert_eq!(served.status(), 201, "the script entry was still there");
+    assert_eq!(server.rejected().len(), 1);
+    assert!(server.rejected()[0] > 200);
+    server.verify();
+}
+
+#[tokio::test]
 async fn repeat_mode_cycles_the_script() {
     let options = ServerOptions {
         repeat: true,
