@@ -4,10 +4,12 @@
 //! the entry points Osprey invokes its own binary through: `apply_patch` / `applypatch` and
 //! `--osprey-run-as-apply-patch` (the patch virtual command, also used inside the sandbox).
 //! The sandbox helper (`osprey-linux-sandbox`) is entered the same way.
-//! Then on clap subcommands: `exec`, `execpolicy check`, `sandbox`.
+//! Then on clap subcommands: `exec`, `mcp`, `mcp-server`, `model`, `sessions`, `sandbox`,
+//! `execpolicy check`. Each subcommand's clap structs live in [`commands`] (or, for `exec`,
+//! in the `osprey-exec` front end); the library crates behind them take plain values.
 
+mod commands;
 mod entry;
-mod sessions;
 
 use clap::{Parser, Subcommand};
 use std::ffi::OsString;
@@ -33,18 +35,18 @@ enum Command {
     #[command(visible_alias = "e")]
     Exec(Box<osprey_exec::ExecCli>),
     /// Manage MCP servers in config.toml.
-    Mcp(osprey_mcp::McpCli),
+    Mcp(commands::mcp::McpCli),
     /// Serve Osprey as an MCP server over stdio (for other agents).
     McpServer,
     /// The embedded local model: `fetch` it, or `serve` it as an OpenAI-compatible server.
-    Model(osprey_local_model::ModelCli),
+    Model(commands::model::ModelCli),
     /// Recorded sessions.
     Sessions {
         #[command(subcommand)]
-        command: sessions::SessionsCommand,
+        command: commands::sessions::SessionsCommand,
     },
     /// Run a command inside the sandbox and pass its exit code through.
-    Sandbox(osprey_sandboxing::SandboxCommandArgs),
+    Sandbox(commands::sandbox::SandboxArgs),
     /// Work with exec-policy rules files.
     Execpolicy {
         #[command(subcommand)]
@@ -72,11 +74,11 @@ fn main() -> ExitCode {
         Command::Exec(exec) => entry::block_on(osprey_exec::run_main(*exec, VERSION)),
         Command::Execpolicy {
             command: ExecpolicyCommand::Check { args },
-        } => entry::execpolicy_check(&args),
-        Command::Sandbox(args) => entry::block_on(entry::sandbox_command(args)),
-        Command::Sessions { command } => sessions::run(command),
-        Command::Mcp(cli) => entry::mcp_command(cli),
-        Command::Model(cli) => entry::block_on(entry::model_command(cli)),
+        } => commands::execpolicy::run(&args, &mut std::io::stdout(), &mut std::io::stderr()),
+        Command::Sandbox(args) => entry::block_on(commands::sandbox::run(args)),
+        Command::Sessions { command } => commands::sessions::run(command),
+        Command::Mcp(cli) => commands::mcp::run(cli),
+        Command::Model(cli) => entry::block_on(commands::model::run(cli)),
         Command::McpServer => entry::block_on(osprey_mcp_server::run_main(VERSION)),
     };
     exit_code(code)

@@ -32,13 +32,14 @@
 //!   callers treat a policy with [`Policy::has_load_errors`] as "prompt for everything".
 //! - [`append_allow_prefix_rule`] is how approvals become permanent: it appends one
 //!   `allow` rule under a lock file, through a temp file and an atomic rename.
-//! - [`run_check_cli`] is the whole `osprey execpolicy check` subcommand, writing to the
-//!   streams it is given so the `cli` crate (and tests) can call it in-process.
+//! - [`run_check`] is `osprey execpolicy check` once its arguments are parsed (the `cli`
+//!   crate owns the command line): it writes to the streams it is given, so tests call it
+//!   in-process.
 //!
 //! Nothing here spawns processes, touches the network or depends on an async runtime.
 
 mod amend;
-mod check_cli;
+mod check;
 mod decision;
 mod error;
 mod network;
@@ -50,7 +51,8 @@ pub use amend::AmendError;
 pub use amend::AmendOutcome;
 pub use amend::allow_rule_line;
 pub use amend::append_allow_prefix_rule;
-pub use check_cli::run_check_cli;
+pub use check::CheckRequest;
+pub use check::run_check;
 pub use decision::Decision;
 pub use error::LoadError;
 pub use error::TextPosition;

@@ -1,4 +1,5 @@
-//! `osprey model …`: the subcommands, so the binary only parses and dispatches.
+//! `osprey model …` without its command line: what `fetch` and `serve` do. The `cli` crate
+//! parses the arguments into a [`ModelCommand`].
 
 use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -9,34 +10,19 @@ use crate::fetch::{FetchDisplay, FetchError, fetch_model, model_path};
 use crate::serve::{ServeError, serve};
 use crate::{LocalModelAdapter, LocalModelError, LocalModelOptions, PromptStyle};
 
-/// Manage and serve the embedded local model.
-#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
-pub struct ModelCli {
-    #[command(subcommand)]
-    pub command: ModelCommand,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, clap::Subcommand)]
+/// One `osprey model` operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ModelCommand {
-    /// Download the local model (Qwen2.5-Coder-1.5B-Instruct, GGUF Q4_K_M, about 1.1 GB)
-    /// into $OSPREY_HOME/models and verify its SHA-256.
+    /// Download the model into `$OSPREY_HOME/models` and verify its SHA-256.
     Fetch,
-    /// Serve the local model on 127.0.0.1 as an OpenAI-compatible API
-    /// (/v1/chat/completions and /v1/responses, streaming).
-    ///
-    /// The server is a plain model endpoint: it keeps the client's own instructions, does
-    /// not stop repeated calls (that is the client's job), and constrains tool calls to the
-    /// offered tools with a grammar.
+    /// Serve the model on 127.0.0.1 as an OpenAI-compatible API (`/v1/chat/completions` and
+    /// `/v1/responses`, streaming) until the process is stopped.
     Serve {
         /// Port to listen on.
-        #[arg(long, default_value_t = 11435)]
         port: u16,
-        /// Context window in tokens (prompt + answer). Harnesses with long instructions
-        /// need more than the agent's 8192; each 1024 tokens cost about 28 MiB of memory.
-        #[arg(long, default_value_t = 32768, value_parser = clap::value_parser!(u32).range(512..=32768))]
+        /// Context window in tokens (prompt + answer).
         context_tokens: u32,
         /// Sample freely instead of constraining tool calls with a grammar.
-        #[arg(long)]
         unconstrained: bool,
     },
 }
@@ -59,11 +45,11 @@ pub enum ModelCommandError {
 
 /// Runs `osprey model <command>` for the home `home`, writing progress to `out`.
 pub async fn run_model_command(
-    cli: ModelCli,
+    command: ModelCommand,
     home: &Path,
     out: &mut (dyn Write + Send),
 ) -> Result<(), ModelCommandError> {
-    match cli.command {
+    match command {
         ModelCommand::Fetch => {
             // Progress (a bar on a terminal) goes to stderr; stdout gets only the path.
             let mut display = FetchDisplay::stderr();
@@ -106,38 +92,5 @@ pub async fn run_model_command(
             serve(addr, Arc::new(adapter)).await?;
             Ok(())
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    #[derive(Parser)]
-    struct Top {
-        #[command(subcommand)]
-        cmd: Sub,
-    }
-    #[derive(clap::Subcommand)]
-    enum Sub {
-        Model(ModelCli),
-    }
-
-    #[test]
-    fn parses_fetch_and_serve() {
-        let Sub::Model(cli) = Top::parse_from(["osprey", "model", "serve", "--port", "9000"]).cmd;
-        assert_eq!(
-            cli.command,
-            ModelCommand::Serve {
-                port: 9000,
-                context_tokens: 32768,
-                unconstrained: false
-            }
-        );
-        let parsed = Top::try_parse_from(["osprey", "model", "serve", "--context-tokens", "100"]);
-        assert!(parsed.is_err(), "a context below 512 tokens is refused");
-        let Sub::Model(cli) = Top::parse_from(["osprey", "model", "fetch"]).cmd;
-        assert_eq!(cli.command, ModelCommand::Fetch);
     }
 }

@@ -22,13 +22,13 @@
 //! - The engine keeps the KV state of the previous request so a thread's next turn only
 //!   processes new tokens, and saves the fixed prefix (instructions + tools) to disk
 //!   ([`prefix_cache`]) so a new process starts answering in seconds.
-//! - [`serve`] exposes the model as an OpenAI-compatible server; [`cli`] holds the
-//!   `osprey model` subcommands so the binary only dispatches.
+//! - [`serve`] exposes the model as an OpenAI-compatible server; [`run_model_command`] is
+//!   what `osprey model fetch|serve` do (the `cli` crate parses their command line).
 //!
 //! This crate never depends on `core`: the seam is the wire-adapter trait.
 
 mod adapter;
-pub mod cli;
+mod command;
 pub mod conversation;
 mod engine;
 mod error;
@@ -42,7 +42,7 @@ mod stats;
 pub mod tools;
 
 pub use adapter::LocalModelAdapter;
-pub use cli::{ModelCli, ModelCommand, ModelCommandError, run_model_command};
+pub use command::{ModelCommand, ModelCommandError, run_model_command};
 pub use conversation::PromptStyle;
 pub use engine::LocalModelOptions;
 pub use error::LocalModelError;

@@ -1,11 +1,11 @@
-//! `osprey mcp add | list | get | remove`: the clap definitions and their execution, so the
-//! binary only dispatches.
+//! `osprey mcp add | list | get | remove` without their command line: what each does to
+//! `<home>/config.toml` and what it prints. The `cli` crate parses the arguments into an
+//! [`McpCommand`].
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 use std::path::Path;
 
-use clap::{ArgGroup, Args, Parser, Subcommand};
 use osprey_config::{McpServerConfig, McpTransport};
 use serde_json::{Value, json};
 
@@ -14,85 +14,28 @@ use crate::config_edit::{
     NewServer, add_server, config_path, load_servers, remove_server, validate_server_name,
 };
 
-/// Manage the MCP servers Osprey connects to (`[mcp_servers]` in config.toml).
-#[derive(Debug, Parser)]
-#[command(name = "mcp")]
-pub struct McpCli {
-    #[command(subcommand)]
-    pub command: McpSubcommand,
+/// One `osprey mcp` operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McpCommand {
+    /// List the configured servers, as tables or (with `json`) as Codex's JSON array.
+    List { json: bool },
+    /// Show one configured server.
+    Get { name: String, json: bool },
+    /// Add (or replace) a server.
+    Add { name: String, server: NewServer },
+    /// Remove a server.
+    Remove { name: String },
 }
 
-#[derive(Debug, Subcommand)]
-pub enum McpSubcommand {
-    /// List the configured MCP servers.
-    List(ListArgs),
-    /// Show one configured MCP server.
-    Get(GetArgs),
-    /// Add (or replace) an MCP server: a command to launch, or a streamable-HTTP URL.
-    Add(AddArgs),
-    /// Remove an MCP server.
-    Remove(RemoveArgs),
-}
-
-#[derive(Debug, Args)]
-pub struct ListArgs {
-    /// Print the servers as JSON.
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(Debug, Args)]
-pub struct GetArgs {
-    /// The server's name.
-    pub name: String,
-    /// Print the server as JSON.
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(Debug, Args)]
-#[command(group(ArgGroup::new("transport").required(true).args(["url", "command"])))]
-pub struct AddArgs {
-    /// Name for the server (letters, digits, `-`, `_`).
-    pub name: String,
-    /// Environment variable for a launched server (repeatable).
-    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_env_pair, conflicts_with = "url")]
-    pub env: Vec<(String, String)>,
-    /// URL of a streamable-HTTP server.
-    #[arg(long)]
-    pub url: Option<String>,
-    /// Environment variable holding a bearer token for the HTTP server.
-    #[arg(
-        long,
-        value_name = "ENV_VAR",
-        requires = "url",
-        conflicts_with = "command"
-    )]
-    pub bearer_token_env_var: Option<String>,
-    /// Command (and arguments) that starts a stdio server, after `--`.
-    #[arg(last = true, value_name = "COMMAND")]
-    pub command: Vec<String>,
-}
-
-#[derive(Debug, Args)]
-pub struct RemoveArgs {
-    /// The server's name.
-    pub name: String,
-}
-
-fn parse_env_pair(raw: &str) -> Result<(String, String), String> {
-    match raw.split_once('=') {
-        Some((key, value)) if !key.trim().is_empty() => {
-            Ok((key.trim().to_owned(), value.to_owned()))
-        }
-        _ => Err("expected KEY=VALUE".to_owned()),
-    }
-}
-
-/// Runs `cli` against `<home>/config.toml`, writing results to `out` and problems to `err`.
-/// Returns the process exit code: 0 on success, 1 on failure.
-pub fn run_mcp_command(cli: McpCli, home: &Path, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    match run(cli, home, out) {
+/// Runs `command` against `<home>/config.toml`, writing results to `out` and problems to
+/// `err`. Returns the process exit code: 0 on success, 1 on failure.
+pub fn run_mcp_command(
+    command: McpCommand,
+    home: &Path,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
+    match run(command, home, out) {
         Ok(code) => code,
         Err(message) => {
             let _ = writeln!(err, "{message}");
@@ -101,55 +44,27 @@ pub fn run_mcp_command(cli: McpCli, home: &Path, out: &mut dyn Write, err: &mut 
     }
 }
 
-fn run(cli: McpCli, home: &Path, out: &mut dyn Write) -> Result<i32, String> {
+fn run(command: McpCommand, home: &Path, out: &mut dyn Write) -> Result<i32, String> {
     let path = config_path(home);
     let io = |e: io::Error| format!("could not write output: {e}");
-    match cli.command {
-        McpSubcommand::Add(args) => {
-            let server = if let Some(url) = args.url {
-                NewServer::Http {
-                    url,
-                    bearer_token_env_var: args.bearer_token_env_var,
-                }
-            } else {
-                let mut parts = args.command.into_iter();
-                let command = parts
-                    .next()
-                    .ok_or("give the command to launch after `--`, or --url")?;
-                NewServer::Stdio {
-                    command,
-                    args: parts.collect(),
-                    env: args.env.into_iter().collect(),
-                }
-            };
-            add_server(&path, &args.name, &server).map_err(|e| e.to_string())?;
-            writeln!(
-                out,
-                "Added MCP server `{}` to {}.",
-                args.name,
-                path.display()
-            )
-            .map_err(io)?;
+    match command {
+        McpCommand::Add { name, server } => {
+            add_server(&path, &name, &server).map_err(|e| e.to_string())?;
+            writeln!(out, "Added MCP server `{name}` to {}.", path.display()).map_err(io)?;
             Ok(0)
         }
-        McpSubcommand::Remove(args) => {
-            let removed = remove_server(&path, &args.name).map_err(|e| e.to_string())?;
+        McpCommand::Remove { name } => {
+            let removed = remove_server(&path, &name).map_err(|e| e.to_string())?;
             if removed {
-                writeln!(out, "Removed MCP server `{}`.", args.name).map_err(io)?;
+                writeln!(out, "Removed MCP server `{name}`.").map_err(io)?;
             } else {
-                writeln!(
-                    out,
-                    "No MCP server named `{}` in {}.",
-                    args.name,
-                    path.display()
-                )
-                .map_err(io)?;
+                writeln!(out, "No MCP server named `{name}` in {}.", path.display()).map_err(io)?;
             }
             Ok(0)
         }
-        McpSubcommand::List(args) => {
+        McpCommand::List { json } => {
             let servers = load(home)?;
-            if args.json {
+            if json {
                 let list: Vec<Value> = servers
                     .iter()
                     .map(|(name, config)| server_json(name, config, false))
@@ -168,20 +83,19 @@ fn run(cli: McpCli, home: &Path, out: &mut dyn Write) -> Result<i32, String> {
             }
             Ok(0)
         }
-        McpSubcommand::Get(args) => {
-            validate_server_name(&args.name).map_err(|e| e.to_string())?;
+        McpCommand::Get { name, json } => {
+            validate_server_name(&name).map_err(|e| e.to_string())?;
             let servers = load(home)?;
-            let Some(config) = servers.get(&args.name) else {
+            let Some(config) = servers.get(&name) else {
                 return Err(format!(
-                    "No MCP server named `{}` in {}; `osprey mcp list` shows the configured ones.",
-                    args.name,
+                    "No MCP server named `{name}` in {}; `osprey mcp list` shows the configured ones.",
                     path.display()
                 ));
             };
-            if args.json {
-                writeln!(out, "{}", pretty(&server_json(&args.name, config, true))).map_err(io)?;
+            if json {
+                writeln!(out, "{}", pretty(&server_json(&name, config, true))).map_err(io)?;
             } else {
-                out.write_all(get_text(&args.name, config).as_bytes())
+                out.write_all(get_text(&name, config).as_bytes())
                     .map_err(io)?;
             }
             Ok(0)
@@ -414,14 +328,44 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
-    fn parse(args: &[&str]) -> Result<McpCli, clap::Error> {
-        McpCli::try_parse_from(std::iter::once("mcp").chain(args.iter().copied()))
+    fn strings(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| (*w).to_owned()).collect()
     }
 
-    fn run_args(home: &Path, args: &[&str]) -> (i32, String, String) {
-        let cli = parse(args).unwrap();
+    fn stdio(name: &str, env: &[(&str, &str)], command: &[&str]) -> McpCommand {
+        McpCommand::Add {
+            name: name.to_owned(),
+            server: NewServer::Stdio {
+                command: command[0].to_owned(),
+                args: strings(&command[1..]),
+                env: env
+                    .iter()
+                    .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                    .collect(),
+            },
+        }
+    }
+
+    fn list(json: bool) -> McpCommand {
+        McpCommand::List { json }
+    }
+
+    fn get(name: &str, json: bool) -> McpCommand {
+        McpCommand::Get {
+            name: name.to_owned(),
+            json,
+        }
+    }
+
+    fn remove(name: &str) -> McpCommand {
+        McpCommand::Remove {
+            name: name.to_owned(),
+        }
+    }
+
+    fn run_args(home: &Path, command: McpCommand) -> (i32, String, String) {
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        let code = run_mcp_command(cli, home, &mut out, &mut err);
+        let code = run_mcp_command(command, home, &mut out, &mut err);
         (
             code,
             String::from_utf8(out).unwrap(),
@@ -430,47 +374,26 @@ mod tests {
     }
 
     #[test]
-    fn add_requires_exactly_one_transport() {
-        assert!(parse(&["add", "x"]).is_err());
-        assert!(parse(&["add", "x", "--url", "http://h", "--", "cmd"]).is_err());
-        assert!(parse(&["add", "x", "--bearer-token-env-var", "T", "--", "cmd"]).is_err());
-        assert!(parse(&["add", "x", "--env", "A=1", "--url", "http://h"]).is_err());
-        assert!(parse(&["add", "x", "--env", "novalue", "--", "cmd"]).is_err());
-        let McpSubcommand::Add(add) =
-            parse(&["add", "x", "--env", "A=1=2", "--", "npx", "-y", "s"])
-                .unwrap()
-                .command
-        else {
-            panic!("expected add");
-        };
-        assert_eq!(add.command, vec!["npx", "-y", "s"]);
-        assert_eq!(add.env, vec![("A".to_owned(), "1=2".to_owned())]);
-    }
-
-    #[test]
     fn add_list_get_remove_round_trip() {
         let home = tempfile::tempdir().unwrap();
         let (code, out, _) = run_args(
             home.path(),
-            &[
-                "add", "docs", "--env", "A=1", "--", "npx", "-y", "srv", "--flag",
-            ],
+            stdio("docs", &[("A", "1")], &["npx", "-y", "srv", "--flag"]),
         );
         assert_eq!(code, 0);
         assert!(out.starts_with("Added MCP server `docs`"));
         run_args(
             home.path(),
-            &[
-                "add",
-                "web",
-                "--url",
-                "https://x.example/mcp",
-                "--bearer-token-env-var",
-                "TOK",
-            ],
+            McpCommand::Add {
+                name: "web".to_owned(),
+                server: NewServer::Http {
+                    url: "https://x.example/mcp".to_owned(),
+                    bearer_token_env_var: Some("TOK".to_owned()),
+                },
+            },
         );
 
-        let (code, out, err) = run_args(home.path(), &["list"]);
+        let (code, out, err) = run_args(home.path(), list(false));
         assert_eq!((code, err.as_str()), (0, ""));
         assert_eq!(
             out,
@@ -481,7 +404,7 @@ mod tests {
              web   https://x.example/mcp  TOK                   enabled\n"
         );
 
-        let (_, out, _) = run_args(home.path(), &["list", "--json"]);
+        let (_, out, _) = run_args(home.path(), list(true));
         let list: Value = serde_json::from_str(&out).unwrap();
         assert_eq!(
             list[0],
@@ -495,12 +418,12 @@ mod tests {
         assert_eq!(list[1]["transport"]["type"], "streamable_http");
         assert_eq!(list[1]["auth_status"], "bearer_token");
 
-        let (_, out, _) = run_args(home.path(), &["get", "web", "--json"]);
+        let (_, out, _) = run_args(home.path(), get("web", true));
         let web: Value = serde_json::from_str(&out).unwrap();
         assert_eq!(web["transport"]["bearer_token_env_var"], "TOK");
         assert_eq!(web["enabled_tools"], Value::Null);
 
-        let (_, out, _) = run_args(home.path(), &["get", "docs"]);
+        let (_, out, _) = run_args(home.path(), get("docs", false));
         assert_eq!(
             out,
             "docs\n  enabled: true\n  transport: stdio\n  command: npx\n  args: -y srv --flag\n  \
@@ -508,13 +431,13 @@ mod tests {
              remove: osprey mcp remove docs\n"
         );
 
-        let (code, _, err) = run_args(home.path(), &["get", "nope"]);
+        let (code, _, err) = run_args(home.path(), get("nope", false));
         assert_eq!(code, 1);
         assert!(err.starts_with("No MCP server named `nope`"), "{err}");
 
-        let (code, out, _) = run_args(home.path(), &["remove", "web"]);
+        let (code, out, _) = run_args(home.path(), remove("web"));
         assert_eq!((code, out.as_str()), (0, "Removed MCP server `web`.\n"));
-        let (code, out, _) = run_args(home.path(), &["remove", "web"]);
+        let (code, out, _) = run_args(home.path(), remove("web"));
         assert_eq!(code, 0);
         assert!(out.starts_with("No MCP server named `web`"));
     }
@@ -522,10 +445,10 @@ mod tests {
     #[test]
     fn empty_list_says_how_to_add() {
         let home = tempfile::tempdir().unwrap();
-        let (code, out, _) = run_args(home.path(), &["list"]);
+        let (code, out, _) = run_args(home.path(), list(false));
         assert_eq!(code, 0);
         assert!(out.starts_with("No MCP servers configured."));
-        let (_, out, _) = run_args(home.path(), &["list", "--json"]);
+        let (_, out, _) = run_args(home.path(), list(true));
         assert_eq!(out, "[]\n");
     }
 
@@ -537,14 +460,14 @@ mod tests {
             "[mcp_servers.bad]\nurl = \"http://h\"\nargs = []\n",
         )
         .unwrap();
-        let (code, _, err) = run_args(home.path(), &["list"]);
+        let (code, _, err) = run_args(home.path(), list(false));
         assert_eq!(code, 1);
         assert!(err.contains("config.toml"), "{err}");
         assert!(err.contains("`args`"), "{err}");
         // Removing the broken entry still works.
-        let (code, _, _) = run_args(home.path(), &["remove", "bad"]);
+        let (code, _, _) = run_args(home.path(), remove("bad"));
         assert_eq!(code, 0);
-        let (code, _, _) = run_args(home.path(), &["list"]);
+        let (code, _, _) = run_args(home.path(), list(false));
         assert_eq!(code, 0);
     }
 }

@@ -78,13 +78,13 @@
 //!
 //! # `osprey mcp`
 //!
-//! [`McpCli`] is the clap subcommand (`add`, `list`, `get`, `remove`) and [`run_mcp_command`]
-//! runs it against `<home>/config.toml`; the editing functions in [`config_edit`] keep the
-//! user's comments and layout. `list --json` and `get --json` print the shapes Codex 0.171
-//! prints.
+//! [`McpCommand`] is one of `add`, `list`, `get`, `remove` (the `cli` crate parses the command
+//! line into it) and [`run_mcp_command`] runs it against `<home>/config.toml`; the editing
+//! functions in [`config_edit`] keep the user's comments and layout. `list --json` and
+//! `get --json` print the shapes Codex 0.171 prints.
 
-mod cli;
 mod client;
+mod commands;
 pub mod config_edit;
 mod error;
 mod manager;
@@ -93,8 +93,8 @@ mod resources;
 mod result;
 mod schema;
 
-pub use cli::{McpCli, McpSubcommand, run_mcp_command};
 pub use client::INHERITED_ENV_VARS;
+pub use commands::{McpCommand, run_mcp_command};
 pub use error::{McpError, StartupFailure};
 pub use manager::{McpConnectionManager, McpToolInfo};
 pub use resources::{

@@ -1,6 +1,6 @@
-//! `osprey sandbox`: run one command under a policy. This module only parses the
-//! arguments and builds the confined [`ExecRequest`]; the `cli` crate spawns it through
-//! `osprey-process` and passes the exit code through.
+//! One command under a policy, as `osprey sandbox` runs it. This module only turns plain
+//! values into the confined [`ExecRequest`]; the `cli` crate parses the command line, spawns
+//! the request through `osprey-process` and passes the exit code through.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -10,61 +10,34 @@ use osprey_protocol::{SandboxMode, SandboxPolicy};
 
 use crate::{LinuxBackend, SandboxError};
 
-/// Arguments of `osprey sandbox [--policy P] [--writable-root DIR]... [--network] -- CMD...`.
-#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
-pub struct SandboxCommandArgs {
-    /// The sandbox policy to run the command under.
-    #[arg(long, value_enum, default_value_t = PolicyArg::ReadOnly)]
-    pub policy: PolicyArg,
-    /// An extra writable directory (workspace-write only); repeat for several.
-    #[arg(long = "writable-root", value_name = "DIR")]
+/// A command and the policy to run it under: what
+/// `osprey sandbox [--policy P] [--writable-root DIR]... [--network] -- CMD...` describes.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SandboxCommand {
+    /// The coarse policy.
+    pub mode: SandboxMode,
+    /// Extra writable directories (workspace-write only).
     pub writable_roots: Vec<PathBuf>,
     /// Allow network access (workspace-write only).
-    #[arg(long)]
     pub network: bool,
     /// Do not make `$TMPDIR` writable (workspace-write only).
-    #[arg(long)]
     pub exclude_tmpdir_env_var: bool,
     /// Do not make `/tmp` writable (workspace-write only).
-    #[arg(long)]
     pub exclude_slash_tmp: bool,
     /// Linux only: which mechanism enforces the filesystem policy.
-    #[arg(long, value_enum, default_value_t = LinuxBackend::Auto)]
     pub backend: LinuxBackend,
     /// The command and its arguments.
-    #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
 }
 
-/// The `--policy` values, spelled as in `sandbox_mode`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum PolicyArg {
-    /// Read anything, write nothing, no network.
-    ReadOnly,
-    /// Write the working directory, the writable roots and temp directories.
-    WorkspaceWrite,
-    /// No sandbox.
-    DangerFullAccess,
-}
-
-impl From<PolicyArg> for SandboxMode {
-    fn from(p: PolicyArg) -> Self {
-        match p {
-            PolicyArg::ReadOnly => SandboxMode::ReadOnly,
-            PolicyArg::WorkspaceWrite => SandboxMode::WorkspaceWrite,
-            PolicyArg::DangerFullAccess => SandboxMode::DangerFullAccess,
-        }
-    }
-}
-
-impl SandboxCommandArgs {
-    /// The policy these flags describe. `--writable-root`, `--network` and the exclusions
-    /// only mean something for `workspace-write`.
+impl SandboxCommand {
+    /// The policy these settings describe. The writable roots, the network switch and the
+    /// exclusions only mean something for `workspace-write`.
     pub fn sandbox_policy(&self) -> SandboxPolicy {
-        match self.policy {
-            PolicyArg::ReadOnly => SandboxPolicy::ReadOnly,
-            PolicyArg::DangerFullAccess => SandboxPolicy::DangerFullAccess,
-            PolicyArg::WorkspaceWrite => SandboxPolicy::WorkspaceWrite {
+        match self.mode {
+            SandboxMode::ReadOnly => SandboxPolicy::ReadOnly,
+            SandboxMode::DangerFullAccess => SandboxPolicy::DangerFullAccess,
+            SandboxMode::WorkspaceWrite => SandboxPolicy::WorkspaceWrite {
                 writable_roots: self.writable_roots.clone(),
                 network_access: self.network,
                 exclude_tmpdir_env_var: self.exclude_tmpdir_env_var,
@@ -101,43 +74,44 @@ impl SandboxCommandArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
     use pretty_assertions::assert_eq;
 
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        args: SandboxCommandArgs,
-    }
-
     #[test]
-    fn parses_the_documented_form() {
-        let cli = Cli::try_parse_from([
-            "osprey",
-            "--policy",
-            "workspace-write",
-            "--writable-root",
-            "/a",
-            "--writable-root",
-            "b",
-            "--network",
-            "--",
-            "make",
-            "-j2",
-        ])
-        .unwrap();
+    fn workspace_write_carries_its_settings_and_other_modes_ignore_them() {
+        let command = SandboxCommand {
+            mode: SandboxMode::WorkspaceWrite,
+            writable_roots: vec![PathBuf::from("/a"), PathBuf::from("b")],
+            network: true,
+            exclude_slash_tmp: true,
+            command: vec!["make".into(), "-j2".into()],
+            ..SandboxCommand::default()
+        };
         assert_eq!(
-            cli.args.sandbox_policy(),
+            command.sandbox_policy(),
             SandboxPolicy::WorkspaceWrite {
                 writable_roots: vec![PathBuf::from("/a"), PathBuf::from("b")],
                 network_access: true,
                 exclude_tmpdir_env_var: false,
-                exclude_slash_tmp: false,
+                exclude_slash_tmp: true,
             }
         );
-        assert_eq!(cli.args.command, ["make", "-j2"]);
-        let default = Cli::try_parse_from(["osprey", "--", "ls"]).unwrap();
-        assert_eq!(default.args.sandbox_policy(), SandboxPolicy::ReadOnly);
-        assert!(Cli::try_parse_from(["osprey", "--policy", "read-only"]).is_err());
+        let read_only = SandboxCommand {
+            mode: SandboxMode::ReadOnly,
+            ..command.clone()
+        };
+        assert_eq!(read_only.sandbox_policy(), SandboxPolicy::ReadOnly);
+        let full = SandboxCommand {
+            mode: SandboxMode::DangerFullAccess,
+            ..command
+        };
+        assert_eq!(full.sandbox_policy(), SandboxPolicy::DangerFullAccess);
+    }
+
+    #[test]
+    fn an_empty_command_is_refused() {
+        let err = SandboxCommand::default()
+            .build_request(Path::new("/"), HashMap::new(), Path::new("/bin/osprey"))
+            .unwrap_err();
+        assert!(matches!(err, SandboxError::EmptyCommand), "{err}");
     }
 }

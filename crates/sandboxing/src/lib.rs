@@ -49,7 +49,7 @@ mod seatbelt;
 use std::path::Path;
 
 pub use bwrap::{bwrap_args, bwrap_supports_argv0};
-pub use command::{PolicyArg, SandboxCommandArgs};
+pub use command::SandboxCommand;
 pub use denial::{SIGSYS_EXIT, detect_denial};
 pub use error::SandboxError;
 pub use fs_policy::{
@@ -61,7 +61,7 @@ pub use linux::{
     landlock_plan,
 };
 pub use osprey_process::ExecRequest;
-pub use osprey_protocol::SandboxPolicy;
+pub use osprey_protocol::{SandboxMode, SandboxPolicy};
 pub use probe::platform_problems;
 pub use seatbelt::{SANDBOX_EXEC, confine_macos, seatbelt_profile, seatbelt_profile_for};
 

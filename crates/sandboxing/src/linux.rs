@@ -11,7 +11,7 @@ use crate::helper_args::{HELPER_ARG0, HelperInvocation, HelperMode};
 use crate::{Confinement, FileSystemPolicy, FsAccess, SandboxError};
 
 /// Which Linux mechanism enforces the filesystem policy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LinuxBackend {
     /// Landlock when the policy allows it, bubblewrap otherwise.

@@ -1,4 +1,4 @@
-//! Differential test: `run_check_cli` against the published Codex CLI on the corpus in
+//! Differential test: `run_check` against the published Codex CLI on the corpus in
 //! `tests/corpus/` (`cases.jsonl` lists rules files, extra flags and the argv of each case).
 //!
 //! For cases whose rules load, stdout must be the same line byte for byte (and the same JSON
@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::path::PathBuf;
 
-use osprey_execpolicy::run_check_cli;
+use osprey_execpolicy::{CheckRequest, run_check};
 use pretty_assertions::assert_eq;
 use serde::Deserialize;
 
@@ -54,10 +54,25 @@ fn check_args(case: &Case) -> Vec<String> {
     args
 }
 
+/// The request `check_args(case)` parses to (the corpus uses only these two flags).
+fn check_request(case: &Case) -> CheckRequest {
+    let flag = |name: &str| case.flags.iter().any(|f| f == name);
+    let known = ["--pretty", "--resolve-host-executables"];
+    if let Some(unknown) = case.flags.iter().find(|f| !known.contains(&f.as_str())) {
+        panic!("the corpus uses flag {unknown}, which this test does not map: {case:?}");
+    }
+    CheckRequest {
+        rules: case.rules.iter().map(|r| corpus_dir().join(r)).collect(),
+        pretty: flag("--pretty"),
+        resolve_host_executables: flag("--resolve-host-executables"),
+        command: case.argv.clone(),
+    }
+}
+
 fn ours(case: &Case) -> Outcome {
     let mut stdout = Vec::new();
     let mut stderr = Vec::new();
-    let code = run_check_cli(&check_args(case), &mut stdout, &mut stderr);
+    let code = run_check(&check_request(case), &mut stdout, &mut stderr);
     Outcome {
         code,
         stdout: String::from_utf8(stdout).unwrap(),

@@ -4,24 +4,28 @@
 //! `osprey` binary would be. Otherwise it takes `osprey sandbox`'s arguments (plus
 //! `--confinement-json` for split policies), builds the confined request with itself as
 //! the helper, spawns it and exits with the command's status (128 + signal when killed).
+//! The arguments are read by a small parser here: the helper's crate stays free of
+//! argument-parsing libraries.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io::Write as _;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use clap::Parser;
 use osprey_sandboxing::helper_args::HELPER_ARG0;
-use osprey_sandboxing::{Confinement, ExecRequest, SandboxCommandArgs, confine_linux_with};
+use osprey_sandboxing::{
+    Confinement, ExecRequest, LinuxBackend, SandboxCommand, SandboxMode, confine_linux_with,
+};
 
-#[derive(Parser)]
+const USAGE: &str = "osprey-sandbox-test [--confinement-json JSON] [--policy P] \
+    [--writable-root DIR]... [--network] [--exclude-tmpdir-env-var] [--exclude-slash-tmp] \
+    [--backend B] -- COMMAND [ARGS...]";
+
 struct Cli {
     /// A full `Confinement` as JSON; overrides `--policy` and friends.
-    #[arg(long)]
     confinement_json: Option<String>,
-    #[command(flatten)]
-    args: SandboxCommandArgs,
+    args: SandboxCommand,
 }
 
 fn main() {
@@ -33,13 +37,73 @@ fn main() {
     if is_helper {
         std::process::exit(osprey_linux_sandbox::run_main(argv));
     }
-    std::process::exit(match drive(Cli::parse()) {
+    let result = parse(argv.into_iter().skip(1)).and_then(drive);
+    std::process::exit(match result {
         Ok(code) => code,
         Err(message) => {
             let _ = writeln!(std::io::stderr(), "osprey-sandbox-test: {message}");
             125
         }
     });
+}
+
+/// Parses the words after `argv[0]`.
+fn parse(args: impl Iterator<Item = OsString>) -> Result<Cli, String> {
+    let mut args = args.map(|a| {
+        a.into_string()
+            .map_err(|a| format!("argument {} is not UTF-8", a.to_string_lossy()))
+    });
+    let mut cli = Cli {
+        confinement_json: None,
+        args: SandboxCommand::default(),
+    };
+    while let Some(arg) = args.next() {
+        let arg = arg?;
+        let mut value = || {
+            args.next()
+                .unwrap_or_else(|| Err(format!("{arg} needs a value; usage: {USAGE}")))
+        };
+        match arg.as_str() {
+            "--" => {
+                cli.args.command = args.collect::<Result<_, _>>()?;
+                if cli.args.command.is_empty() {
+                    return Err(format!("no command after `--`; usage: {USAGE}"));
+                }
+                return Ok(cli);
+            }
+            "--confinement-json" => cli.confinement_json = Some(value()?),
+            "--policy" => cli.args.mode = policy(&value()?)?,
+            "--backend" => cli.args.backend = backend(&value()?)?,
+            "--writable-root" => cli.args.writable_roots.push(PathBuf::from(value()?)),
+            "--network" => cli.args.network = true,
+            "--exclude-tmpdir-env-var" => cli.args.exclude_tmpdir_env_var = true,
+            "--exclude-slash-tmp" => cli.args.exclude_slash_tmp = true,
+            other => return Err(format!("unknown argument `{other}`; usage: {USAGE}")),
+        }
+    }
+    Err(format!("missing `--` before the command; usage: {USAGE}"))
+}
+
+fn policy(raw: &str) -> Result<SandboxMode, String> {
+    match raw {
+        "read-only" => Ok(SandboxMode::ReadOnly),
+        "workspace-write" => Ok(SandboxMode::WorkspaceWrite),
+        "danger-full-access" => Ok(SandboxMode::DangerFullAccess),
+        _ => Err(format!(
+            "unknown policy `{raw}`: use read-only, workspace-write or danger-full-access"
+        )),
+    }
+}
+
+fn backend(raw: &str) -> Result<LinuxBackend, String> {
+    match raw {
+        "auto" => Ok(LinuxBackend::Auto),
+        "landlock" => Ok(LinuxBackend::Landlock),
+        "bubblewrap" => Ok(LinuxBackend::Bubblewrap),
+        _ => Err(format!(
+            "unknown backend `{raw}`: use auto, landlock or bubblewrap"
+        )),
+    }
 }
 
 fn drive(cli: Cli) -> Result<i32, String> {

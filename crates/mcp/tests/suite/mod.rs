@@ -1,5 +1,5 @@
-mod cli;
 mod codex_parity;
+mod commands;
 mod everything;
 mod failures;
 mod http;
