@@ -1,9 +1,12 @@
 //! The Linux implementation: one function that confines the current process and execs.
 
 mod exec;
+mod guard;
 mod mounts;
+mod notify;
 mod ruleset;
 mod seccomp;
+mod supervisor;
 
 use std::convert::Infallible;
 use std::path::PathBuf;
@@ -12,6 +15,7 @@ use osprey_sandboxing::helper_args::{HelperInvocation, HelperMode};
 use osprey_sandboxing::{bwrap_args, bwrap_supports_argv0, landlock_plan};
 
 use crate::EXIT_SANDBOX_FAILED;
+use guard::Roots;
 
 /// Why the helper could not confine or start the command. Nothing here ever falls back
 /// to running the command unconfined.
@@ -48,6 +52,12 @@ pub(crate) enum HelperError {
     Landlock(String),
     #[error("could not install the seccomp filter: {0}")]
     Seccomp(String),
+    #[error(
+        "could not start the guard that keeps .git and .osprey from being created in the \
+         writable roots ({0}); the command was not run. The guard needs seccomp user \
+         notifications (Linux 5.9 or later)"
+    )]
+    Guard(String),
     #[error(
         "user namespaces are disabled ({setting}), so bubblewrap cannot build the sandbox; \
          the command was not run. Enable them, or use a policy Landlock can express"
@@ -99,12 +109,29 @@ fn try_confine_and_exec(invocation: HelperInvocation) -> Result<Infallible, Help
             })?;
             exec::set_no_new_privs()?;
             mounts::build_view(&plan.write, &plan.readonly_mounts)?;
+            // The policy's Landlock layer comes before the fork, so the supervisor that
+            // creates names for the command is bound by it too (a magic link such as
+            // `/proc/<pid>/cwd` of an outside process must not take it anywhere the
+            // command could not go). The fork happens when a root lacks `.git` or
+            // `.osprey`; the parent supervises.
             ruleset::apply(&plan, confinement.network)?;
+            let guard = Roots::of(&confinement.filesystem)
+                .map(guard::start)
+                .transpose()?;
+            if let Some(command_side) = guard {
+                command_side.hand_over(ruleset::deny_creation()?)?;
+            }
             seccomp::apply(confinement.network)?;
             exec::exec(&command)
         }
         HelperMode::Inner => {
             exec::set_no_new_privs()?;
+            let guard = Roots::of(&confinement.filesystem)
+                .map(guard::start)
+                .transpose()?;
+            if let Some(command_side) = guard {
+                command_side.hand_over(ruleset::deny_creation()?)?;
+            }
             seccomp::apply(confinement.network)?;
             exec::exec(&command)
         }

@@ -7,6 +7,7 @@ use landlock::{
 use osprey_sandboxing::LandlockPlan;
 
 use super::HelperError;
+use super::guard::Backstop;
 
 /// The newest ABI this code knows; the crate downgrades to what the kernel supports.
 const ABI_TARGET: ABI = ABI::V10;
@@ -51,6 +52,30 @@ pub(crate) fn apply(plan: &LandlockPlan, network: bool) -> Result<(), HelperErro
         });
     }
     Ok(())
+}
+
+/// A layer that grants no creation of files, directories or symlinks anywhere: the
+/// creation guard's backstop (`guard.rs`). [`Backstop::None`] when the kernel has no
+/// Landlock to enforce it.
+pub(crate) fn deny_creation() -> Result<Backstop, HelperError> {
+    let err = |e: landlock::RulesetError| HelperError::Landlock(e.to_string());
+    let make = AccessFs::MakeReg | AccessFs::MakeDir | AccessFs::MakeSym;
+    // Scoping signals keeps the command from killing its supervisor (which sits in the
+    // enclosing layer only).
+    let status = Ruleset::default()
+        .handle_access(make)
+        .map_err(err)?
+        .scope(Scope::Signal)
+        .map_err(err)?
+        .create()
+        .map_err(err)?
+        .restrict_self()
+        .map_err(err)?;
+    Ok(if status.ruleset == RulesetStatus::NotEnforced {
+        Backstop::None
+    } else {
+        Backstop::Landlock
+    })
 }
 
 /// Why Landlock enforced nothing, in words for the error message.

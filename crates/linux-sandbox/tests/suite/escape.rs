@@ -299,3 +299,114 @@ fn metadata_inside_the_roots_can_change() {
         assert_eq!(run.stdout, "ran\ntouched\nxattr\n", "{name}: {run:?}");
     }
 }
+
+/// Every way to bring a `.osprey` or `.git` into being at the top of a writable root
+/// (`$ROOT`, and `$TMPDIR` as another root). Each prints `CREATED: …` if the call succeeds.
+pub(super) const CREATE_PROTECTED: &str = r#"
+try() { if "$@" 2>/dev/null; then echo "CREATED: $*"; fi; }
+# A race: one thread keeps calling mkdir on a buffer another thread keeps rewriting
+# between a harmless name and `.osprey`; the supervisor must act on what it read.
+python3 - <<'PY'
+import ctypes, threading, os
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(b"racename", 16)
+stop = False
+def flip():
+    while not stop:
+        ctypes.memmove(buf, b".osprey\0", 8)
+        ctypes.memmove(buf, b"racename", 8)
+t = threading.Thread(target=flip); t.start()
+for _ in range(3000):
+    if libc.mkdir(buf, 0o755) == 0:
+        os.rmdir("racename") if os.path.isdir("racename") else None
+stop = True; t.join()
+if os.path.exists(".osprey"): print("CREATED: .osprey by racing mkdir")
+PY
+try mkdir .osprey
+try mkdir -p .osprey/sub
+try sh -c 'echo x > .osprey/config.toml'
+try mkdir .OSPREY
+try mkdir .Git
+try mkdir .git
+try sh -c 'mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit'
+try sh -c 'echo "gitdir: /nonexistent" > .git'
+try git init -q .
+mkdir -p sub elsewhere && echo 'gitdir: elsewhere' > pointer
+try mv sub .osprey
+try python3 -c 'import os; os.rename("elsewhere", ".git")'
+try ln pointer .git
+try ln -s elsewhere .osprey
+try ln -s elsewhere .git
+try mkdir "$ROOT/./.osprey"
+try mkdir sub/../.osprey
+try sh -c 'cd sub && mkdir ../.osprey'
+try mkdir /proc/self/cwd/.osprey
+try sh -c 'ln -s . selflink && mkdir selflink/.osprey'
+try python3 -c 'import os; os.mkdir(".osprey", dir_fd=os.open(".", os.O_RDONLY))'
+try python3 -c '
+import os
+fd = os.open(".", os.O_TMPFILE | os.O_RDWR, 0o600)
+os.write(fd, b"gitdir: elsewhere\n")
+os.link(str(fd), ".git", src_dir_fd=os.open("/proc/self/fd", os.O_PATH), follow_symlinks=True)'
+try python3 -c 'import os; os.symlink("elsewhere", ".osprey", dir_fd=os.open(".", os.O_RDONLY))'
+try mkdir "$TMPDIR/.git"
+try sh -c 'echo x > "$TMPDIR/.osprey"'
+# What must keep working beside them.
+mkdir -p build/out && echo built > build/out/a && sed -i s/hello/hi/ README && echo legit-ok
+exit 0
+"#;
+
+#[test]
+fn missing_git_and_osprey_cannot_be_created() {
+    for (name, policy) in super::common::writers() {
+        for without_git in [false, true] {
+            let fx = Fixture::new();
+            std::fs::remove_dir_all(fx.root.join(".osprey")).unwrap();
+            if without_git {
+                std::fs::remove_dir_all(fx.root.join(".git")).unwrap();
+            }
+            let run = fx.run(policy, CREATE_PROTECTED, &[]);
+            let label = format!("{name} (without .git: {without_git})");
+            assert!(!run.stdout.contains("CREATED"), "{label}: {run:?}");
+            assert!(run.stdout.contains("legit-ok"), "{label}: {run:?}");
+            assert_eq!(fx.read(&fx.root.join("README")), "hi\n", "{label}");
+            let mut left: Vec<String> = std::fs::read_dir(&fx.root)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            left.sort();
+            let mut expected = vec!["README", "build", "elsewhere", "pointer", "selflink", "sub"];
+            if !without_git {
+                expected.insert(0, ".git");
+            }
+            assert_eq!(left, expected, "{label}: nothing else left behind");
+            for tmp_name in [".git", ".osprey"] {
+                assert!(
+                    !fx.tmpdir.join(tmp_name).exists(),
+                    "{label}: $TMPDIR/{tmp_name}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn protected_names_are_created_without_the_sandbox() {
+    // Control for the test above: unconfined, the same attempts succeed, so a broken
+    // probe cannot pass for a working guard.
+    let fx = Fixture::new();
+    std::fs::remove_dir_all(fx.root.join(".osprey")).unwrap();
+    std::fs::remove_dir_all(fx.root.join(".git")).unwrap();
+    let run = fx.run(&["--policy", "danger-full-access"], CREATE_PROTECTED, &[]);
+    // (The attempts run in sequence, so after the first success later ones may find the
+    // name taken; these are the first of each kind. The race comes first.)
+    for probe in [
+        "CREATED: .osprey by racing mkdir",
+        "CREATED: mkdir .git\n",
+        "CREATED: sh -c echo x > \"$TMPDIR/.osprey\"",
+    ] {
+        assert!(run.stdout.contains(probe), "{probe}: {run:?}");
+    }
+    let tmp_git = format!("CREATED: mkdir {}", fx.tmpdir.join(".git").display());
+    assert!(run.stdout.contains(&tmp_git), "{run:?}");
+}

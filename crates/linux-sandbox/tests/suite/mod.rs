@@ -1,5 +1,6 @@
 mod common;
 mod escape;
+mod fallback;
 mod legit;
 mod network;
 mod split;
