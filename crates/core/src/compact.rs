@@ -340,12 +340,12 @@ mod tests {
     fn trimming_drops_old_turns_then_old_items_and_keeps_calls_paired() {
         let big = "y".repeat(4_000);
         let history = vec![
-            ResponseItem::user_text(&format!("first {big}")),
+            ResponseItem::user_text(format!("first {big}")),
             ResponseItem::assistant_text("ok"),
             ResponseItem::user_text("second"),
             call("a"),
             output("a", "o"),
-            ResponseItem::assistant_text(&big),
+            ResponseItem::assistant_text(big.as_str()),
             call("b"),
             output("b", "o"),
         ];

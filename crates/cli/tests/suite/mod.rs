@@ -12,4 +12,5 @@ mod policy;
 mod run_script;
 mod sdk;
 mod sessions;
+mod stream_retry;
 mod tools_exec;

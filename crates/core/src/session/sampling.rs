@@ -1,5 +1,11 @@
 //! Streaming one model response: deltas become events as they arrive, completed items are
 //! collected for the history, and model item ids are mapped to thread item ids.
+//!
+//! When the stream breaks and the model client retries the request, the new attempt starts
+//! over, but what the front end was already shown stays shown: a message (or reasoning
+//! summary) at the same position keeps its thread item id, is not started again, its deltas
+//! are not repeated, and its completion is sent again only if its text changed. Tool calls
+//! only run from the attempt that completed, so a retry never runs one twice.
 
 use super::Session;
 use crate::turn_context::TurnContext;
@@ -27,39 +33,45 @@ pub(super) async fn sample(
                     && role == "assistant"
                 {
                     let item_id = tracker.start_message(id.clone(), events);
-                    events.emit(
-                        turn_id,
-                        EventMsg::ItemStarted {
-                            item: ThreadItem::AgentMessage {
-                                id: item_id,
-                                text: String::new(),
+                    if !tracker.was_shown(&item_id) {
+                        events.emit(
+                            turn_id,
+                            EventMsg::ItemStarted {
+                                item: ThreadItem::AgentMessage {
+                                    id: item_id,
+                                    text: String::new(),
+                                },
                             },
-                        },
-                    );
+                        );
+                    }
                 }
             }
             ResponseEvent::OutputTextDelta { item_id, delta } => {
                 let id = tracker.message_id_for(item_id.as_deref(), events);
-                events.emit(turn_id, EventMsg::AgentMessageDelta { item_id: id, delta });
+                if !tracker.was_shown(&id) {
+                    events.emit(turn_id, EventMsg::AgentMessageDelta { item_id: id, delta });
+                }
             }
             ResponseEvent::ReasoningSummaryDelta { item_id, delta } => {
                 let id = tracker.reasoning_id_for(item_id.as_deref(), events);
-                events.emit(turn_id, EventMsg::ReasoningDelta { item_id: id, delta });
+                if !tracker.was_shown(&id) {
+                    events.emit(turn_id, EventMsg::ReasoningDelta { item_id: id, delta });
+                }
             }
             ResponseEvent::ToolCallInputDelta { .. } => {}
             ResponseEvent::OutputItemDone(item) => {
                 match &item {
                     ResponseItem::Message { id, role, .. } if role == "assistant" => {
                         let item_id = tracker.finish_message(id.as_deref(), events);
-                        events.emit(
-                            turn_id,
-                            EventMsg::ItemCompleted {
-                                item: ThreadItem::AgentMessage {
-                                    id: item_id,
-                                    text: item.message_text().unwrap_or_default(),
+                        let text = item.message_text().unwrap_or_default();
+                        if tracker.completes_anew(&item_id, &text) {
+                            events.emit(
+                                turn_id,
+                                EventMsg::ItemCompleted {
+                                    item: ThreadItem::AgentMessage { id: item_id, text },
                                 },
-                            },
-                        );
+                            );
+                        }
                     }
                     ResponseItem::Reasoning { id, summary, .. } => {
                         let text = summary
@@ -70,8 +82,10 @@ pub(super) async fn sample(
                             })
                             .collect::<Vec<_>>()
                             .join("\n\n");
-                        if !text.is_empty() {
-                            let item_id = tracker.reasoning_id_for(id.as_deref(), events);
+                        let item_id = (!text.is_empty())
+                            .then(|| tracker.reasoning_id_for(id.as_deref(), events))
+                            .filter(|item_id| tracker.completes_anew(item_id, &text));
+                        if let Some(item_id) = item_id {
                             events.emit(
                                 turn_id,
                                 EventMsg::ItemCompleted {
@@ -91,7 +105,7 @@ pub(super) async fn sample(
                 reason,
             } => {
                 items.clear();
-                tracker = ItemTracker::default();
+                tracker = tracker.retried();
                 events.emit(
                     turn_id,
                     EventMsg::Error {
@@ -117,29 +131,105 @@ pub(super) async fn sample(
     })
 }
 
-/// Maps the model's item ids to our thread item ids while a response streams.
+/// Thread items shown to the front end, by kind and position in the response: the id and,
+/// once completed, the text.
+#[derive(Default, Clone)]
+struct Shown {
+    messages: Vec<(String, Option<String>)>,
+    reasoning: Vec<(String, Option<String>)>,
+}
+
+impl Shown {
+    /// Earlier attempts' items overlaid with this attempt's, position by position.
+    fn merged(mut self, now: Shown) -> Shown {
+        fn overlay(before: &mut Vec<(String, Option<String>)>, now: Vec<(String, Option<String>)>) {
+            for (pos, (id, text)) in now.into_iter().enumerate() {
+                match before.get_mut(pos) {
+                    Some(slot) => {
+                        if text.is_some() {
+                            slot.1 = text;
+                        }
+                    }
+                    None => before.push((id, text)),
+                }
+            }
+        }
+        overlay(&mut self.messages, now.messages);
+        overlay(&mut self.reasoning, now.reasoning);
+        self
+    }
+
+    fn find_mut(&mut self, id: &str) -> Option<&mut (String, Option<String>)> {
+        self.messages
+            .iter_mut()
+            .chain(self.reasoning.iter_mut())
+            .find(|(shown, _)| shown == id)
+    }
+
+    fn contains(&self, id: &str) -> bool {
+        self.messages
+            .iter()
+            .chain(&self.reasoning)
+            .any(|(shown, _)| shown == id)
+    }
+}
+
+/// Maps the model's item ids to our thread item ids while a response streams, and remembers
+/// what earlier (retried) attempts of the same request showed.
 #[derive(Default)]
 struct ItemTracker {
     messages: HashMap<String, String>,
     reasoning: HashMap<String, String>,
     current_message: Option<String>,
     current_reasoning: Option<String>,
+    /// Shown by attempts that were retried.
+    before: Shown,
+    /// Shown by this attempt.
+    now: Shown,
 }
 
 impl ItemTracker {
+    /// The tracker for the next attempt of the same request.
+    fn retried(self) -> Self {
+        Self {
+            before: self.before.merged(self.now),
+            ..Self::default()
+        }
+    }
+
+    /// An earlier attempt already showed this item.
+    fn was_shown(&self, id: &str) -> bool {
+        self.before.contains(id)
+    }
+
+    /// Records `text` as the item's completed text; `false` when an earlier attempt already
+    /// completed it with exactly this text.
+    fn completes_anew(&mut self, id: &str, text: &str) -> bool {
+        if let Some(slot) = self.now.find_mut(id) {
+            slot.1 = Some(text.to_string());
+        }
+        self.before
+            .find_mut(id)
+            .is_none_or(|(_, shown)| shown.as_deref() != Some(text))
+    }
+
     fn start_message(
         &mut self,
         model_id: Option<String>,
         events: &crate::events::EventEmitter,
     ) -> String {
-        let id = events.next_item_id("msg");
+        let position = self.now.messages.len();
+        let id = match self.before.messages.get(position) {
+            Some((id, _)) => id.clone(),
+            None => events.next_item_id("msg"),
+        };
+        self.now.messages.push((id.clone(), None));
         if let Some(model_id) = model_id {
             self.messages.insert(model_id, id.clone());
         }
         self.current_message = Some(id.clone());
         id
     }
-
     fn message_id_for(
         &mut self,
         model_id: Option<&str>,
@@ -177,7 +267,12 @@ impl ItemTracker {
         {
             return id.clone();
         }
-        let id = events.next_item_id("reasoning");
+        let position = self.now.reasoning.len();
+        let id = match self.before.reasoning.get(position) {
+            Some((id, _)) => id.clone(),
+            None => events.next_item_id("reasoning"),
+        };
+        self.now.reasoning.push((id.clone(), None));
         if let Some(model_id) = model_id {
             self.reasoning.insert(model_id.to_string(), id.clone());
         }
