@@ -404,8 +404,10 @@ impl<'a> BodyParser<'a> {
         let anchor = if head_marker == "@@" {
             self.pos += 1;
             None
-        } else if let Some(anchor) = head_marker.strip_prefix("@@ ") {
+        } else if let Some(anchor) = head.strip_prefix("@@ ") {
             self.pos += 1;
+            // The anchor is the rest of the line as written, trailing spaces included, in
+            // both modes (as Codex reads it; the matcher forgives trailing whitespace).
             // An anchor of nothing but spaces narrows nothing.
             (!anchor.trim().is_empty()).then(|| anchor.to_string())
         } else if first {
@@ -826,6 +828,28 @@ mod tests {
             parse_patch_strict(&format!("{text}\n")).map(|p| p.operations),
             parse_patch(text).map(|p| p.operations)
         );
+    }
+
+    #[test]
+    fn anchor_keeps_its_trailing_spaces_in_both_modes() {
+        // Regression: the lenient parser trimmed `@@ fn x() ` to `fn x()` while the strict
+        // one kept the space, so a strict patch read differently leniently (proptest seed
+        // in tests/suite/properties.proptest-regressions).
+        let text = "*** Begin Patch\n*** Update File: a\n@@ fn x() \n-1\n+2\n*** End Patch\n";
+        let anchors =
+            |patch: Result<Patch, ParseError>| match patch.expect("parses").operations[0].clone() {
+                FileOp::Update { chunks, .. } => chunks[0].anchor.clone(),
+                other => panic!("not an update: {other:?}"),
+            };
+        assert_eq!(anchors(parse_patch(text)), Some("fn x() ".to_string()));
+        assert_eq!(
+            anchors(parse_patch_strict(text)),
+            Some("fn x() ".to_string())
+        );
+        // A header of `@@` and spaces still has no anchor.
+        let blank = "*** Begin Patch\n*** Update File: a\n@@   \n-1\n+2\n*** End Patch\n";
+        assert_eq!(anchors(parse_patch(blank)), None);
+        assert_eq!(anchors(parse_patch_strict(blank)), None);
     }
 
     #[test]

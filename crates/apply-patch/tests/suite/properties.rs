@@ -2,6 +2,7 @@
 //! reproduces the edited file; a corrupted patch changes nothing.
 
 use proptest::prelude::*;
+use proptest::test_runner::FileFailurePersistence;
 use similar::{ChangeTag, TextDiff};
 
 use osprey_apply_patch::apply_patch_text;
@@ -99,6 +100,20 @@ fn update_section(path: &str, old: &[String], new: &[String]) -> Option<String> 
     Some(out)
 }
 
+/// Where failing seeds are kept and replayed first. Proptest's default looks for a `lib.rs`
+/// beside the source, which an integration test under `tests/suite/` does not have.
+const REGRESSIONS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/suite/properties.proptest-regressions"
+);
+
+fn config(cases: u32) -> ProptestConfig {
+    ProptestConfig {
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(REGRESSIONS))),
+        ..ProptestConfig::with_cases(cases)
+    }
+}
+
 fn setup(files: &[(&str, &str)]) -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(dir.path()).unwrap();
@@ -109,7 +124,7 @@ fn setup(files: &[(&str, &str)]) -> (tempfile::TempDir, std::path::PathBuf) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(200))]
+    #![proptest_config(config(200))]
 
     #[test]
     fn generated_patch_reproduces_the_edit(
@@ -209,7 +224,7 @@ const TOKENS: [&str; 22] = [
 ];
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(500))]
+    #![proptest_config(config(500))]
 
     /// Nothing the model sends may panic the parser or the verifier.
     #[test]
@@ -230,7 +245,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(500))]
+    #![proptest_config(config(500))]
 
     /// Whatever the strict parser accepts, the lenient one reads the same way.
     #[test]
