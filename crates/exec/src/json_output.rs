@@ -1,14 +1,17 @@
 //! `--json`: one JSON object per line on stdout, in the reference CLI's `exec --json` schema.
 //!
-//! Core item ids are mapped to `item_0`, `item_1`, … in order of first appearance. Agent
-//! messages and reasoning are only reported when complete; commands, file changes and MCP
-//! calls are reported when they start and when they end; the plan (`todo_list`) starts with
-//! the first update, is updated with each later one and completes when the turn ends.
+//! This is the one place where core [`Event`]s become [`ExecEvent`]s (the typed schema in
+//! `osprey-exec-events`). Core item ids are mapped to `item_0`, `item_1`, … in order of first
+//! appearance. Agent messages and reasoning are only reported when complete; commands, file
+//! changes and MCP calls are reported when they start and when they end; the plan
+//! (`todo_list`) starts with the first update, is updated with each later one and completes
+//! when the turn ends.
 
-use osprey_protocol::{
-    Event, EventMsg, FileChangeKind, ItemStatus, ThreadItem, TodoEntry, TokenUsage,
+use osprey_exec_events::{
+    ErrorMessage, ExecEvent, ExecItem, FileChangeKind, FileUpdateChange, ItemDetails, ItemStatus,
+    McpToolCallResult, TodoItem, Usage,
 };
-use serde_json::{Value, json};
+use osprey_protocol::{AbortReason, Event, EventMsg, ThreadItem, TodoEntry, TokenUsage};
 use std::collections::HashMap;
 use std::io::Write;
 
@@ -19,47 +22,70 @@ pub struct JsonEventWriter {
     open_todo: Option<(String, Vec<TodoEntry>)>,
 }
 
+/// Which lifecycle event an item change is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Started,
+    Updated,
+    Completed,
+}
+
 impl JsonEventWriter {
     pub fn write_event(&mut self, out: &mut dyn Write, event: &Event) -> std::io::Result<()> {
-        for line in self.lines_for(event) {
-            writeln!(out, "{line}")?;
+        for line in self.events_for(event) {
+            serde_json::to_writer(&mut *out, &line)?;
+            out.write_all(b"\n")?;
         }
         out.flush()
     }
 
-    /// The JSON lines one core event turns into (often none).
-    pub fn lines_for(&mut self, event: &Event) -> Vec<Value> {
+    /// The exec events one core event turns into (often none).
+    pub fn events_for(&mut self, event: &Event) -> Vec<ExecEvent> {
         match &event.msg {
-            EventMsg::ThreadStarted { .. } => {
-                vec![json!({"type": "thread.started", "thread_id": event.thread_id.to_string()})]
-            }
-            EventMsg::TurnStarted => vec![json!({"type": "turn.started"})],
+            EventMsg::ThreadStarted { .. } => vec![ExecEvent::ThreadStarted {
+                thread_id: event.thread_id.to_string(),
+            }],
+            EventMsg::TurnStarted => vec![ExecEvent::TurnStarted],
             EventMsg::TurnCompleted { usage, .. } => {
-                let mut lines = self.close_todo();
-                lines.push(json!({"type": "turn.completed", "usage": usage_json(usage)}));
-                lines
+                let mut events = self.close_todo();
+                events.push(ExecEvent::TurnCompleted {
+                    usage: usage_of(usage),
+                });
+                events
             }
             EventMsg::TurnFailed { error, .. } => {
-                let mut lines = self.close_todo();
-                lines.push(json!({"type": "error", "message": error.message}));
-                lines.push(json!({"type": "turn.failed", "error": {"message": error.message}}));
-                lines
+                let mut events = self.close_todo();
+                events.push(ExecEvent::Error {
+                    message: error.message.clone(),
+                });
+                events.push(ExecEvent::TurnFailed {
+                    error: ErrorMessage::new(error.message.clone()),
+                });
+                events
             }
             EventMsg::TurnAborted { reason } => {
-                let mut lines = self.close_todo();
-                let message = abort_message(*reason);
-                lines.push(json!({"type": "turn.failed", "error": {"message": message}}));
-                lines
+                let mut events = self.close_todo();
+                events.push(ExecEvent::TurnFailed {
+                    error: ErrorMessage::new(abort_message(*reason)),
+                });
+                events
             }
-            EventMsg::ItemStarted { item } => self.item_event("item.started", item),
-            EventMsg::ItemUpdated { item } => self.item_event("item.updated", item),
-            EventMsg::ItemCompleted { item } => self.item_event("item.completed", item),
-            EventMsg::Error { error } => vec![json!({"type": "error", "message": error.message})],
+            EventMsg::ItemStarted { item } => self.item_event(Phase::Started, item),
+            EventMsg::ItemUpdated { item } => self.item_event(Phase::Updated, item),
+            EventMsg::ItemCompleted { item } => self.item_event(Phase::Completed, item),
+            EventMsg::Error { error } => vec![ExecEvent::Error {
+                message: error.message.clone(),
+            }],
             EventMsg::Warning { message } => {
                 let id = self.fresh_id();
-                vec![
-                    json!({"type": "item.completed", "item": {"id": id, "type": "error", "message": message}}),
-                ]
+                vec![ExecEvent::ItemCompleted {
+                    item: ExecItem::new(
+                        id,
+                        ItemDetails::Error {
+                            message: message.clone(),
+                        },
+                    ),
+                }]
             }
             EventMsg::AgentMessageDelta { .. }
             | EventMsg::ReasoningDelta { .. }
@@ -86,136 +112,484 @@ impl JsonEventWriter {
         id
     }
 
-    fn item_event(&mut self, kind: &str, item: &ThreadItem) -> Vec<Value> {
-        let completed = kind == "item.completed";
-        let value = match item {
+    fn item_event(&mut self, phase: Phase, item: &ThreadItem) -> Vec<ExecEvent> {
+        let completed = phase == Phase::Completed;
+        let details = match item {
             ThreadItem::UserMessage { .. } => return Vec::new(),
-            ThreadItem::AgentMessage { id, text } => {
+            ThreadItem::AgentMessage { text, .. } => {
                 if !completed {
                     return Vec::new();
                 }
-                json!({"id": self.id_for(id), "type": "agent_message", "text": text})
+                ItemDetails::AgentMessage { text: text.clone() }
             }
-            ThreadItem::Reasoning { id, text } => {
+            ThreadItem::Reasoning { text, .. } => {
                 if !completed {
                     return Vec::new();
                 }
-                json!({"id": self.id_for(id), "type": "reasoning", "text": text})
+                ItemDetails::Reasoning { text: text.clone() }
             }
             ThreadItem::CommandExecution {
-                id,
                 command,
                 aggregated_output,
                 exit_code,
                 status,
                 ..
-            } => json!({
-                "id": self.id_for(id),
-                "type": "command_execution",
-                "command": command,
-                "aggregated_output": aggregated_output,
-                "exit_code": exit_code,
-                "status": status_str(*status),
-            }),
+            } => ItemDetails::CommandExecution {
+                command: command.clone(),
+                aggregated_output: aggregated_output.clone(),
+                exit_code: *exit_code,
+                status: status_of(*status),
+            },
             ThreadItem::FileChange {
-                id,
-                changes,
-                status,
-                ..
-            } => {
-                let changes: Vec<Value> = changes
+                changes, status, ..
+            } => ItemDetails::FileChange {
+                changes: changes
                     .iter()
-                    .map(|c| {
-                        json!({"path": c.path.display().to_string(), "kind": match c.kind {
-                            FileChangeKind::Add => "add",
-                            FileChangeKind::Update => "update",
-                            FileChangeKind::Delete => "delete",
-                        }})
+                    .map(|c| FileUpdateChange {
+                        path: c.path.display().to_string(),
+                        kind: match c.kind {
+                            osprey_protocol::FileChangeKind::Add => FileChangeKind::Add,
+                            osprey_protocol::FileChangeKind::Update => FileChangeKind::Update,
+                            osprey_protocol::FileChangeKind::Delete => FileChangeKind::Delete,
+                        },
                     })
-                    .collect();
-                json!({"id": self.id_for(id), "type": "file_change", "changes": changes, "status": status_str(*status)})
-            }
+                    .collect(),
+                status: status_of(*status),
+            },
             ThreadItem::McpToolCall {
-                id,
                 server,
                 tool,
                 arguments,
                 result,
                 error,
                 status,
-            } => json!({
-                "id": self.id_for(id),
-                "type": "mcp_tool_call",
-                "server": server,
-                "tool": tool,
-                "arguments": arguments,
-                "result": result.as_ref().map(|r| json!({"content": r.content, "structured_content": r.structured_content})),
-                "error": error.as_ref().map(|message| json!({"message": message})),
-                "status": status_str(*status),
-            }),
+                ..
+            } => ItemDetails::McpToolCall {
+                server: server.clone(),
+                tool: tool.clone(),
+                arguments: arguments.clone(),
+                result: result.as_ref().map(|r| McpToolCallResult {
+                    content: r.content.clone(),
+                    structured_content: r.structured_content.clone(),
+                }),
+                error: error.as_ref().map(ErrorMessage::new),
+                status: status_of(*status),
+            },
             ThreadItem::TodoList { id, items } => {
+                // The plan's own lifecycle: started with the first update, then updated;
+                // completed by `close_todo` when the turn ends.
                 let exec_id = self.id_for(id);
                 let first = self.open_todo.is_none();
                 self.open_todo = Some((exec_id.clone(), items.clone()));
-                let kind = if first {
-                    "item.started"
+                let item = todo_item(&exec_id, items);
+                return vec![if first {
+                    ExecEvent::ItemStarted { item }
                 } else {
-                    "item.updated"
-                };
-                return vec![json!({"type": kind, "item": todo_json(&exec_id, items)})];
+                    ExecEvent::ItemUpdated { item }
+                }];
             }
-            ThreadItem::Error { id, message } => {
-                json!({"id": self.id_for(id), "type": "error", "message": message})
-            }
+            ThreadItem::Error { message, .. } => ItemDetails::Error {
+                message: message.clone(),
+            },
         };
-        vec![json!({"type": kind, "item": value})]
+        let item = ExecItem::new(self.id_for(item.id()), details);
+        vec![match phase {
+            Phase::Started => ExecEvent::ItemStarted { item },
+            Phase::Updated => ExecEvent::ItemUpdated { item },
+            Phase::Completed => ExecEvent::ItemCompleted { item },
+        }]
     }
 
-    fn close_todo(&mut self) -> Vec<Value> {
+    fn close_todo(&mut self) -> Vec<ExecEvent> {
         match self.open_todo.take() {
-            Some((id, items)) => {
-                vec![json!({"type": "item.completed", "item": todo_json(&id, &items)})]
-            }
+            Some((id, items)) => vec![ExecEvent::ItemCompleted {
+                item: todo_item(&id, &items),
+            }],
             None => Vec::new(),
         }
     }
 }
 
-fn todo_json(id: &str, items: &[TodoEntry]) -> Value {
-    let items: Vec<Value> = items
-        .iter()
-        .map(|e| json!({"text": e.text, "completed": e.completed}))
-        .collect();
-    json!({"id": id, "type": "todo_list", "items": items})
+fn todo_item(id: &str, items: &[TodoEntry]) -> ExecItem {
+    ExecItem::new(
+        id,
+        ItemDetails::TodoList {
+            items: items
+                .iter()
+                .map(|e| TodoItem {
+                    text: e.text.clone(),
+                    completed: e.completed,
+                })
+                .collect(),
+        },
+    )
 }
 
 /// Why a turn stopped early, in plain words.
-pub(crate) fn abort_message(reason: osprey_protocol::AbortReason) -> &'static str {
+pub(crate) fn abort_message(reason: AbortReason) -> &'static str {
     match reason {
-        osprey_protocol::AbortReason::Interrupted => "the turn was interrupted",
-        osprey_protocol::AbortReason::ApprovalAborted => {
-            "the turn was aborted at an approval request"
-        }
-        osprey_protocol::AbortReason::Replaced => "the turn was replaced by a new one",
-        osprey_protocol::AbortReason::Shutdown => "the session shut down",
+        AbortReason::Interrupted => "the turn was interrupted",
+        AbortReason::ApprovalAborted => "the turn was aborted at an approval request",
+        AbortReason::Replaced => "the turn was replaced by a new one",
+        AbortReason::Shutdown => "the session shut down",
     }
 }
 
-pub(crate) fn status_str(status: ItemStatus) -> &'static str {
+fn status_of(status: osprey_protocol::ItemStatus) -> ItemStatus {
     match status {
-        ItemStatus::InProgress => "in_progress",
-        ItemStatus::Completed => "completed",
-        ItemStatus::Failed => "failed",
-        ItemStatus::Declined => "declined",
+        osprey_protocol::ItemStatus::InProgress => ItemStatus::InProgress,
+        osprey_protocol::ItemStatus::Completed => ItemStatus::Completed,
+        osprey_protocol::ItemStatus::Failed => ItemStatus::Failed,
+        osprey_protocol::ItemStatus::Declined => ItemStatus::Declined,
     }
 }
 
-fn usage_json(usage: &TokenUsage) -> Value {
-    json!({
-        "input_tokens": usage.input_tokens,
-        "cached_input_tokens": usage.cached_input_tokens,
-        "cache_write_input_tokens": 0,
-        "output_tokens": usage.output_tokens,
-        "reasoning_output_tokens": usage.reasoning_output_tokens,
-    })
+/// The status word the JSON stream uses, for the human transcript too.
+pub(crate) fn status_str(status: osprey_protocol::ItemStatus) -> &'static str {
+    match status {
+        osprey_protocol::ItemStatus::InProgress => "in_progress",
+        osprey_protocol::ItemStatus::Completed => "completed",
+        osprey_protocol::ItemStatus::Failed => "failed",
+        osprey_protocol::ItemStatus::Declined => "declined",
+    }
+}
+
+fn usage_of(usage: &TokenUsage) -> Usage {
+    Usage {
+        input_tokens: usage.input_tokens,
+        cached_input_tokens: usage.cached_input_tokens,
+        cache_write_input_tokens: 0,
+        output_tokens: usage.output_tokens,
+        reasoning_output_tokens: usage.reasoning_output_tokens,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use osprey_protocol::ItemStatus as CoreStatus;
+    use osprey_protocol::{
+        AskForApproval, CommandSource, ErrorKind, FileChangeSummary, McpCallResult, SandboxPolicy,
+        ThreadId, WireError,
+    };
+    use pretty_assertions::assert_eq;
+    use serde_json::{Value, json};
+    use std::collections::BTreeSet;
+    use std::path::PathBuf;
+    use std::str::FromStr;
+
+    /// Codex's `exec --json` lines (see `crates/exec-events/tests/codex/README.md`).
+    const CODEX_LINES: &[&str] = &[
+        include_str!("../../exec-events/tests/codex/formats-doc.jsonl"),
+        include_str!("../../exec-events/tests/codex/collab-v1.jsonl"),
+        include_str!("../../exec-events/tests/codex/documented.jsonl"),
+    ];
+
+    fn event(msg: EventMsg) -> Event {
+        Event {
+            thread_id: ThreadId::from_str("01a229d9-5c3e-7a41-9d0e-2f6b1c7d8e90").unwrap(),
+            turn_id: None,
+            msg,
+        }
+    }
+
+    fn command(id: &str, output: &str, exit_code: Option<i32>, status: CoreStatus) -> ThreadItem {
+        ThreadItem::CommandExecution {
+            id: id.into(),
+            command: "/bin/bash -lc 'cargo test'".into(),
+            cwd: PathBuf::from("/work/repo"),
+            aggregated_output: output.into(),
+            exit_code,
+            status,
+            source: CommandSource::Agent,
+            sandbox_denial: None,
+        }
+    }
+
+    fn todo(done: &[bool]) -> ThreadItem {
+        ThreadItem::TodoList {
+            id: "plan-1".into(),
+            items: ["Write the test", "Fix the parser"]
+                .iter()
+                .zip(done)
+                .map(|(text, completed)| TodoEntry {
+                    text: (*text).into(),
+                    completed: *completed,
+                    in_progress: false,
+                })
+                .collect(),
+        }
+    }
+
+    fn mcp(
+        id: &str,
+        result: Option<McpCallResult>,
+        error: Option<&str>,
+        status: CoreStatus,
+    ) -> ThreadItem {
+        ThreadItem::McpToolCall {
+            id: id.into(),
+            server: "docs".into(),
+            tool: "search".into(),
+            arguments: json!({"q": "landlock", "limit": 3}),
+            result,
+            error: error.map(str::to_owned),
+            status,
+        }
+    }
+
+    /// A turn that touches every kind of event `exec --json` prints.
+    fn representative_turn() -> Vec<Event> {
+        use CoreStatus::{Completed, Declined, Failed, InProgress};
+        let reasoning = ThreadItem::Reasoning {
+            id: "rs_1".into(),
+            text: "The parser test fails first.".into(),
+        };
+        let patch = |status| ThreadItem::FileChange {
+            id: "call_patch".into(),
+            changes: vec![
+                FileChangeSummary {
+                    path: PathBuf::from("/work/repo/src/parser.rs"),
+                    kind: osprey_protocol::FileChangeKind::Update,
+                    diff: Some("@@ -1 +1 @@\n-a\n+b\n".into()),
+                    move_path: None,
+                },
+                FileChangeSummary {
+                    path: PathBuf::from("/work/repo/tests/parser.rs"),
+                    kind: osprey_protocol::FileChangeKind::Add,
+                    diff: None,
+                    move_path: None,
+                },
+            ],
+            status,
+            error: None,
+        };
+        let message = |text: &str| ThreadItem::AgentMessage {
+            id: "msg_1".into(),
+            text: text.into(),
+        };
+        vec![
+            event(EventMsg::ThreadStarted {
+                model: "gpt-5".into(),
+                model_provider: "openai".into(),
+                cwd: PathBuf::from("/work/repo"),
+                approval_policy: AskForApproval::Never,
+                sandbox_policy: SandboxPolicy::ReadOnly,
+                rollout_path: None,
+                resumed: false,
+            }),
+            event(EventMsg::TurnStarted),
+            event(EventMsg::ItemStarted {
+                item: ThreadItem::UserMessage {
+                    id: "user_1".into(),
+                    text: "fix the parser".into(),
+                },
+            }),
+            event(EventMsg::ItemStarted {
+                item: reasoning.clone(),
+            }),
+            event(EventMsg::ReasoningDelta {
+                item_id: "rs_1".into(),
+                delta: "The parser".into(),
+            }),
+            event(EventMsg::ItemCompleted { item: reasoning }),
+            event(EventMsg::ItemCompleted {
+                item: todo(&[false, false]),
+            }),
+            event(EventMsg::ItemStarted {
+                item: command("call_1", "", None, InProgress),
+            }),
+            event(EventMsg::CommandOutputDelta {
+                item_id: "call_1".into(),
+                chunk: "test parser ... FAILED\n".into(),
+            }),
+            event(EventMsg::ItemCompleted {
+                item: command("call_1", "test parser ... FAILED\n", Some(101), Failed),
+            }),
+            event(EventMsg::ItemStarted {
+                item: patch(InProgress),
+            }),
+            event(EventMsg::ItemCompleted {
+                item: patch(Completed),
+            }),
+            event(EventMsg::ItemCompleted {
+                item: todo(&[true, false]),
+            }),
+            event(EventMsg::ItemStarted {
+                item: mcp("call_2", None, None, InProgress),
+            }),
+            event(EventMsg::ItemCompleted {
+                item: mcp(
+                    "call_2",
+                    Some(McpCallResult {
+                        content: vec![json!({"type": "text", "text": "3 pages"})],
+                        structured_content: Some(json!({"hits": 3})),
+                    }),
+                    None,
+                    Completed,
+                ),
+            }),
+            event(EventMsg::ItemStarted {
+                item: mcp("call_3", None, None, InProgress),
+            }),
+            event(EventMsg::ItemCompleted {
+                item: mcp(
+                    "call_3",
+                    None,
+                    Some("tool call timed out after 60s"),
+                    Failed,
+                ),
+            }),
+            event(EventMsg::ItemCompleted {
+                item: command("call_4", "", None, Declined),
+            }),
+            event(EventMsg::Warning {
+                message: "AGENTS.md in /work/repo/docs could not be read".into(),
+            }),
+            event(EventMsg::TokenCount {
+                last: TokenUsage::default(),
+                total: TokenUsage::default(),
+            }),
+            event(EventMsg::ItemStarted { item: message("") }),
+            event(EventMsg::AgentMessageDelta {
+                item_id: "msg_1".into(),
+                delta: "Fixed".into(),
+            }),
+            event(EventMsg::ItemCompleted {
+                item: message("Fixed the parser; the test passes."),
+            }),
+            event(EventMsg::TurnCompleted {
+                last_agent_message: Some("Fixed the parser; the test passes.".into()),
+                usage: TokenUsage {
+                    input_tokens: 1200,
+                    cached_input_tokens: 800,
+                    output_tokens: 90,
+                    reasoning_output_tokens: 20,
+                    total_tokens: 1290,
+                },
+            }),
+            // A second turn of the same run: it fails, then one is interrupted.
+            event(EventMsg::TurnStarted),
+            event(EventMsg::ItemCompleted {
+                item: todo(&[true, true]),
+            }),
+            event(EventMsg::Error {
+                error: WireError::new(ErrorKind::StreamFailed, "stream disconnected; retrying 1/5"),
+            }),
+            event(EventMsg::TurnFailed {
+                error: WireError::new(
+                    ErrorKind::StreamFailed,
+                    "stream disconnected before completion",
+                ),
+                usage: TokenUsage::default(),
+            }),
+            event(EventMsg::TurnStarted),
+            event(EventMsg::TurnAborted {
+                reason: AbortReason::Interrupted,
+            }),
+            event(EventMsg::ShutdownComplete),
+        ]
+    }
+
+    fn jsonl(events: &[Event]) -> String {
+        let mut writer = JsonEventWriter::default();
+        let mut out = Vec::new();
+        for e in events {
+            writer.write_event(&mut out, e).unwrap();
+        }
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn representative_turn_snapshot() {
+        insta::assert_snapshot!(jsonl(&representative_turn()));
+    }
+
+    /// The `type` of a line, with the item's `type` for item events.
+    fn kind_of(value: &Value) -> String {
+        let event = value["type"].as_str().unwrap_or("?");
+        match value["item"]["type"].as_str() {
+            Some(item) => format!("{event} {item}"),
+            None => event.to_owned(),
+        }
+    }
+
+    /// Every key path of a line (tools' own JSON inside `arguments`, `content` and
+    /// `structured_content` left out), deduplicated in order.
+    fn key_paths(value: &Value) -> Vec<String> {
+        fn walk(value: &Value, prefix: &str, out: &mut Vec<String>) {
+            match value {
+                Value::Object(map) => {
+                    for (key, child) in map {
+                        let path = format!("{prefix}.{key}");
+                        if !out.contains(&path) {
+                            out.push(path.clone());
+                        }
+                        if !matches!(key.as_str(), "arguments" | "content" | "structured_content") {
+                            walk(child, &path, out);
+                        }
+                    }
+                }
+                Value::Array(items) => items
+                    .iter()
+                    .for_each(|i| walk(i, &format!("{prefix}[]"), out)),
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        walk(value, "", &mut out);
+        out
+    }
+
+    #[test]
+    fn every_line_has_the_keys_of_a_codex_line_of_its_kind() {
+        let reference: Vec<Value> = CODEX_LINES
+            .iter()
+            .flat_map(|text| text.lines())
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let ours = jsonl(&representative_turn());
+        let mut kinds = BTreeSet::new();
+        for line in ours.lines() {
+            let value: Value = serde_json::from_str(line).unwrap();
+            let kind = kind_of(&value);
+            // Items compare by item type whatever the phase (Osprey also reports a file
+            // change when it starts; Codex only when it ends), other events by event type.
+            let sort = |v: &Value| match v["item"]["type"].as_str() {
+                Some(item) => item.to_owned(),
+                None => kind_of(v),
+            };
+            let same_keys = reference
+                .iter()
+                .any(|r| sort(r) == sort(&value) && key_paths(r) == key_paths(&value));
+            assert!(
+                same_keys,
+                "no Codex line of kind `{kind}` has the keys of {line}"
+            );
+            kinds.insert(kind);
+        }
+        assert_eq!(
+            kinds.into_iter().collect::<Vec<_>>(),
+            [
+                "error",
+                "item.completed agent_message",
+                "item.completed command_execution",
+                "item.completed error",
+                "item.completed file_change",
+                "item.completed mcp_tool_call",
+                "item.completed reasoning",
+                "item.completed todo_list",
+                "item.started command_execution",
+                "item.started file_change",
+                "item.started mcp_tool_call",
+                "item.started todo_list",
+                "item.updated todo_list",
+                "thread.started",
+                "turn.completed",
+                "turn.failed",
+                "turn.started",
+            ]
+        );
+    }
 }
