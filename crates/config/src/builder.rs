@@ -75,8 +75,9 @@ impl ConfigBuilder {
     }
 
     /// Replaces the requirements files (`/etc/osprey/requirements.toml` and
-    /// `$OSPREY_HOME/requirements.toml`). Tests only: programs cannot skip requirements.
-    #[cfg(any(test, feature = "testing"))]
+    /// `$OSPREY_HOME/requirements.toml`). This crate's own tests only: no program, and no
+    /// other crate's tests, can skip managed requirements.
+    #[cfg(test)]
     #[must_use]
     pub fn requirements_files(mut self, paths: Vec<PathBuf>) -> Self {
         self.requirements_paths = Some(paths);
@@ -226,8 +227,9 @@ impl ConfigBuilder {
 
 #[cfg(any(test, feature = "testing"))]
 impl Config {
-    /// A configuration for tests: `home` as `OSPREY_HOME` (its `config.toml` is read if
-    /// present), `cwd` as the working directory, no managed requirements.
+    /// A configuration for tests: `home` as `OSPREY_HOME` (its `config.toml` and
+    /// `requirements.toml` are read if present), `cwd` as the working directory. Managed
+    /// requirements apply as they would for the program.
     pub fn for_tests(home: &Path, cwd: &Path) -> Result<Config, ConfigError> {
         let env = EnvSnapshot::from_pairs([(
             crate::env_vars::OSPREY_HOME,
@@ -235,7 +237,6 @@ impl Config {
         )]);
         ConfigBuilder::new(env)
             .process_cwd(cwd)
-            .requirements_files(Vec::new())
             .build()
             .map(|loaded| loaded.config)
     }
@@ -321,5 +322,30 @@ fn same_path(a: &Path, b: &Path) -> bool {
     match (a.canonicalize(), b.canonicalize()) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_requirements_file_applies() {
+        let home = tempfile::tempdir().unwrap();
+        let system = home.path().join("system-requirements.toml");
+        std::fs::write(&system, "allowed_sandbox_modes = [\"read-only\"]\n").unwrap();
+        let user = home.path().join("requirements.toml");
+        std::fs::write(&user, "allowed_approval_policies = [\"on-request\"]\n").unwrap();
+        let env = EnvSnapshot::from_pairs([(
+            crate::env_vars::OSPREY_HOME,
+            home.path().to_string_lossy().into_owned(),
+        )]);
+        let err = ConfigBuilder::new(env)
+            .process_cwd(home.path())
+            .requirements_files(vec![system.clone(), user])
+            .cli_overrides(["sandbox_mode=workspace-write"])
+            .build()
+            .unwrap_err();
+        assert!(matches!(&err, ConfigError::NotAllowed(v) if v.requirements_file == system));
     }
 }

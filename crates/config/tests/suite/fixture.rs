@@ -18,7 +18,6 @@ pub struct Fixture {
     /// The working directory: `repo/sub`.
     pub cwd: PathBuf,
     pub env: EnvSnapshot,
-    pub requirements: Vec<PathBuf>,
 }
 
 impl Fixture {
@@ -43,7 +42,6 @@ impl Fixture {
             repo,
             cwd,
             env,
-            requirements: Vec::new(),
         }
     }
 
@@ -72,18 +70,15 @@ impl Fixture {
         )
     }
 
-    /// Writes a requirements file and makes it apply.
+    /// Writes `$OSPREY_HOME/requirements.toml`, which applies as on a real machine.
     pub fn write_requirements(&mut self, text: &str) -> PathBuf {
         let path = self.home.join("requirements.toml");
         std::fs::write(&path, text).unwrap();
-        self.requirements.push(path.clone());
         path
     }
 
     pub fn builder(&self) -> ConfigBuilder {
-        ConfigBuilder::new(self.env.clone())
-            .process_cwd(&self.cwd)
-            .requirements_files(self.requirements.clone())
+        ConfigBuilder::new(self.env.clone()).process_cwd(&self.cwd)
     }
 
     pub fn build(&self) -> Result<LoadedConfig, ConfigError> {

@@ -146,22 +146,6 @@ fn disallowed_default_falls_back_to_first_allowed_with_a_warning() {
 }
 
 #[test]
-fn every_requirements_file_applies() {
-    let mut fx = Fixture::new();
-    let system = fx.home.join("system-requirements.toml");
-    std::fs::write(&system, "allowed_sandbox_modes = [\"read-only\"]\n").unwrap();
-    fx.requirements.push(system.clone());
-    fx.write_requirements("allowed_approval_policies = [\"on-request\"]\n");
-    let err = fx
-        .build_with(
-            &["sandbox_mode=workspace-write"],
-            ConfigOverrides::default(),
-        )
-        .unwrap_err();
-    assert!(matches!(&err, ConfigError::NotAllowed(v) if v.requirements_file == system));
-}
-
-#[test]
 fn runtime_changes_are_checked_too() {
     let mut fx = Fixture::new();
     fx.write_requirements(STRICT);

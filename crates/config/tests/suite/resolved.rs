@@ -226,12 +226,15 @@ fn empty_instructions_file_is_an_error() {
 }
 
 #[test]
-fn for_tests_reads_the_home_and_skips_requirements() {
-    let fx = Fixture::new();
+fn for_tests_reads_the_home_and_its_requirements() {
+    // Regression: the test constructor used to skip managed requirements, and any crate
+    // could turn it on through a feature.
+    let mut fx = Fixture::new();
     fx.write_user("model = \"t\"\n");
+    fx.write_requirements("allowed_sandbox_modes = [\"read-only\"]\n");
     let c = Config::for_tests(&fx.home, &fx.cwd).unwrap();
     assert_eq!(c.model, "t");
-    assert!(c.requirements().is_empty());
+    assert!(!c.requirements().is_empty());
 }
 
 #[test]

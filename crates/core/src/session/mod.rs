@@ -172,6 +172,10 @@ pub(crate) async fn run_session(session: Arc<Session>, mut ops: mpsc::Receiver<O
                 };
                 match op {
                     Op::UserTurn { items, cwd, approval_policy, sandbox_policy, model, effort, output_schema } => {
+                        if let Err(refusal) = session.check_requirements(approval_policy, sandbox_policy.as_ref()) {
+                            session.refuse_turn(refusal);
+                            continue;
+                        }
                         let context = session.turn_context(cwd, approval_policy, sandbox_policy, model, effort, output_schema);
                         let pending = PendingTurn { task: Task::Turn(items), context };
                         if running.is_some() {
@@ -256,6 +260,40 @@ fn start_turn(session: &Arc<Session>, pending: PendingTurn) -> RunningTurn {
 }
 
 impl Session {
+    /// Checks a turn's policy overrides against the managed requirements, like the
+    /// configuration itself was: a front end cannot loosen what an administrator pinned.
+    fn check_requirements(
+        &self,
+        approval_policy: Option<AskForApproval>,
+        sandbox_policy: Option<&SandboxPolicy>,
+    ) -> Result<(), osprey_config::ConfigError> {
+        let requirements = self.config.requirements();
+        let location = osprey_config::Location::new(osprey_config::ConfigSource::Runtime);
+        if let Some(policy) = approval_policy {
+            requirements.check_approval_policy(policy, &location)?;
+        }
+        if let Some(policy) = sandbox_policy {
+            requirements.check_sandbox_mode(policy.mode(), &location)?;
+        }
+        Ok(())
+    }
+
+    /// Ends a turn that may not start: started and failed at once, with the reason.
+    fn refuse_turn(&self, refusal: osprey_config::ConfigError) {
+        let turn_id = self.next_turn_id();
+        self.events().emit(Some(&turn_id), EventMsg::TurnStarted);
+        self.events().emit(
+            Some(&turn_id),
+            EventMsg::TurnFailed {
+                error: osprey_protocol::WireError::new(
+                    osprey_protocol::ErrorKind::Config,
+                    format!("the turn was not started: {refusal}"),
+                ),
+                usage: TokenUsage::default(),
+            },
+        );
+    }
+
     fn turn_context(
         &self,
         cwd: Option<PathBuf>,

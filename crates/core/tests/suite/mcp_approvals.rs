@@ -122,3 +122,35 @@ async fn a_declined_tool_is_not_called_and_an_approve_tool_never_asks() {
     assert!(declined.contains("declined"), "{declined}");
     server.verify();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_mcp_result_reaches_the_model_cut_to_the_output_budget() {
+    let Some(everything) = everything() else {
+        return;
+    };
+    let huge = format!("START{}END", "y".repeat(120_000));
+    let server = MockModelServer::start(vec![
+        sse_turn(vec![mcp_call("c1", "echo", json!({"message": huge}))]),
+        sse_turn(vec![ev_assistant_message("m", "done")]),
+    ])
+    .await;
+    let home = home_with(&server, &everything, "never", "");
+    let repo = temp_git_repo();
+    let thread = manager(&home)
+        .start_thread(config(&home, repo.path()))
+        .await
+        .unwrap();
+    run_turn(&thread, "echo it", vec![]).await;
+    let output = server.requests()[1].output_for("c1").unwrap();
+    assert!(
+        output.len() < 60_000,
+        "{} bytes reached the model",
+        output.len()
+    );
+    assert!(
+        output.contains("START") && output.contains("END"),
+        "head and tail kept"
+    );
+    assert!(output.contains("tokens truncated"));
+    server.verify();
+}

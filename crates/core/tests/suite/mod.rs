@@ -4,3 +4,4 @@ mod escalation;
 mod harness;
 mod interrupt;
 mod mcp_approvals;
+mod requirements;

@@ -44,9 +44,17 @@ fn arguments_of(call: &ToolCall) -> Result<Option<Value>, ToolError> {
     }
 }
 
+/// What one attached image counts against the output budget, in tokens.
+const IMAGE_TOKENS: usize = 1_000;
+
+/// An MCP result as the model gets it: text (structured content included) fitted into the
+/// same token budget as command output, head and tail kept around a "tokens truncated"
+/// marker; images are kept, each counted as [`IMAGE_TOKENS`].
 fn model_output(output: ModelOutput) -> ToolOutput {
+    let images_cost = output.images.len().saturating_mul(IMAGE_TOKENS);
+    let budget = osprey_tools::DEFAULT_MAX_OUTPUT_TOKENS.saturating_sub(images_cost);
     ToolOutput {
-        text: output.text,
+        text: osprey_tools::truncate_middle(&output.text, budget).text,
         images: output.images,
         success: !output.is_error,
     }
@@ -156,6 +164,42 @@ impl ToolHandler for McpToolHandler {
                 Err(ToolError::RespondToModel(message))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_results_are_cut_in_the_middle_and_images_count() {
+        let long = format!("HEAD{}TAIL", "x".repeat(200_000));
+        let output = model_output(ModelOutput {
+            text: long.clone(),
+            images: Vec::new(),
+            is_error: false,
+        });
+        assert!(output.text.len() < long.len());
+        assert!(output.text.contains("HEAD") && output.text.contains("TAIL"));
+        assert!(
+            output.text.contains("tokens truncated"),
+            "{}",
+            &output.text[..200]
+        );
+        let with_images = model_output(ModelOutput {
+            text: long,
+            images: vec!["data:image/png;base64,AAAA".to_string(); 3],
+            is_error: false,
+        });
+        assert_eq!(with_images.images.len(), 3, "images are kept");
+        assert!(with_images.text.len() < output.text.len(), "and counted");
+        let short = model_output(ModelOutput {
+            text: "small".to_string(),
+            images: Vec::new(),
+            is_error: true,
+        });
+        assert_eq!(short.text, "small");
+        assert!(!short.success);
     }
 }
 
