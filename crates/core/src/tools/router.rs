@@ -49,7 +49,7 @@ pub fn tool_call_from_item(item: &ResponseItem) -> Option<ToolCall> {
             let call_id = call_id.clone().or_else(|| id.clone())?;
             Some(ToolCall {
                 call_id,
-                tool_name: "local_shell".to_string(),
+                tool_name: osprey_tools::names::LOCAL_SHELL.to_string(),
                 payload: ToolPayload::LocalShell {
                     action: action.clone(),
                 },

@@ -25,7 +25,7 @@ where
 }
 
 macro_rules! file_tool {
-    ($handler:ident, $name:literal, $args:ty, $spec:path, $func:path) => {
+    ($handler:ident, $name:path, $args:ty, $spec:path, $func:path) => {
         pub struct $handler;
 
         #[async_trait]
@@ -35,7 +35,7 @@ macro_rules! file_tool {
             }
 
             fn is_mutating(&self, _call: &crate::tools::call::ToolCall) -> bool {
-                false
+                true
             }
 
             async fn handle(&self, inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
@@ -54,21 +54,21 @@ macro_rules! file_tool {
 
 file_tool!(
     ReadFileHandler,
-    "read_file",
+    osprey_tools::names::READ_FILE,
     ReadFileArgs,
     osprey_tools::read_file_spec,
     read_file
 );
 file_tool!(
     ListDirHandler,
-    "list_dir",
+    osprey_tools::names::LIST_DIR,
     ListDirArgs,
     osprey_tools::list_dir_spec,
     list_dir
 );
 file_tool!(
     GrepFilesHandler,
-    "grep_files",
+    osprey_tools::names::GREP_FILES,
     GrepFilesArgs,
     osprey_tools::grep_files_spec,
     grep_files

@@ -76,14 +76,19 @@ impl ToolHandler for LocalReadFileHandler {
 
     async fn handle(&self, inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
         let mut missing = None;
-        let result = delegate("read_file", &ReadFileHandler, inv, |args, cwd| {
-            absolutize(args, "file_path", cwd, false);
-            if let Some(Value::String(path)) = args.get("file_path")
-                && !Path::new(path).exists()
-            {
-                missing = Some((path.clone(), cwd.to_path_buf()));
-            }
-        })
+        let result = delegate(
+            osprey_tools::names::READ_FILE,
+            &ReadFileHandler,
+            inv,
+            |args, cwd| {
+                absolutize(args, "file_path", cwd, false);
+                if let Some(Value::String(path)) = args.get("file_path")
+                    && !Path::new(path).exists()
+                {
+                    missing = Some((path.clone(), cwd.to_path_buf()));
+                }
+            },
+        )
         .await;
         match (result, missing) {
             (Err(_), Some((path, cwd))) => Err(ToolError::RespondToModel(not_found(&path, &cwd))),
@@ -122,10 +127,15 @@ impl ToolHandler for LocalListDirHandler {
     }
 
     async fn handle(&self, inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
-        delegate("list_dir", &ListDirHandler, inv, |args, cwd| {
-            absolutize(args, "dir_path", cwd, true);
-            args.entry("limit").or_insert(json!(200));
-        })
+        delegate(
+            osprey_tools::names::LIST_DIR,
+            &ListDirHandler,
+            inv,
+            |args, cwd| {
+                absolutize(args, "dir_path", cwd, true);
+                args.entry("limit").or_insert(json!(200));
+            },
+        )
         .await
     }
 }
@@ -153,9 +163,14 @@ impl ToolHandler for LocalShellCommandHandler {
         .remove("PATH");
         // Not a login shell: profile files may rewrite PATH, and the thread's first message
         // names the commands found on the PATH the command really gets.
-        let mut output = delegate("shell_command", &ShellCommandHandler, inv, |args, _| {
-            args.insert("login".to_string(), Value::Bool(false));
-        })
+        let mut output = delegate(
+            osprey_tools::names::SHELL_COMMAND,
+            &ShellCommandHandler,
+            inv,
+            |args, _| {
+                args.insert("login".to_string(), Value::Bool(false));
+            },
+        )
         .await?;
         if let Some(hint) = missing_command_hint(&output.text, path.as_deref()) {
             output.text.push_str("\n\n");
