@@ -5,13 +5,14 @@
 //! `--osprey-run-as-apply-patch` (the patch virtual command, also used inside the sandbox).
 //! The sandbox helper (`osprey-linux-sandbox`) is entered the same way.
 //! Then on clap subcommands: `exec`, `mcp`, `mcp-server`, `model`, `sessions`, `sandbox`,
-//! `execpolicy check`. Each subcommand's clap structs live in [`commands`] (or, for `exec`,
-//! in the `osprey-exec` front end); the library crates behind them take plain values.
+//! `execpolicy check`, `completion`. Each subcommand's clap structs live in [`commands`] (or,
+//! for `exec`, in the `osprey-exec` front end); the library crates behind them take plain
+//! values.
 
 mod commands;
 mod entry;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::ffi::OsString;
 use std::process::ExitCode;
 
@@ -52,6 +53,8 @@ enum Command {
         #[command(subcommand)]
         command: ExecpolicyCommand,
     },
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    Completion(commands::completion::CompletionArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -79,6 +82,7 @@ fn main() -> ExitCode {
         Command::Sessions { command } => commands::sessions::run(command),
         Command::Mcp(cli) => commands::mcp::run(cli),
         Command::Model(cli) => entry::block_on(commands::model::run(cli)),
+        Command::Completion(args) => commands::completion::run(&args, &mut Cli::command()),
         Command::McpServer => entry::block_on(osprey_mcp_server::run_main(VERSION)),
     };
     exit_code(code)
@@ -86,4 +90,41 @@ fn main() -> ExitCode {
 
 fn exit_code(code: i32) -> ExitCode {
     ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap_complete::Shell;
+
+    #[test]
+    fn every_shell_gets_a_script_that_knows_the_subcommands() {
+        for shell in [
+            Shell::Bash,
+            Shell::Zsh,
+            Shell::Fish,
+            Shell::PowerShell,
+            Shell::Elvish,
+        ] {
+            let script = commands::completion::script(shell, &mut Cli::command());
+            let script = String::from_utf8(script).unwrap();
+            for word in [
+                "exec",
+                "execpolicy",
+                "mcp",
+                "model",
+                "sandbox",
+                "completion",
+            ] {
+                assert!(script.contains(word), "{shell}: no `{word}` in\n{script}");
+            }
+            // Flags of a subcommand are offered too.
+            assert!(script.contains("skip-git-repo-check"), "{shell}");
+        }
+    }
+
+    #[test]
+    fn the_command_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
 }

@@ -1,6 +1,7 @@
 mod apply_patch;
 mod common;
 mod compaction;
+mod completion;
 mod error_text;
 mod exec_errors;
 mod exec_turns;
