@@ -35,7 +35,7 @@ macro_rules! file_tool {
             }
 
             fn is_mutating(&self, _call: &crate::tools::call::ToolCall) -> bool {
-                true
+                false
             }
 
             async fn handle(&self, inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
