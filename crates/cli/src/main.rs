@@ -83,7 +83,10 @@ fn main() -> ExitCode {
         Command::Mcp(cli) => commands::mcp::run(cli),
         Command::Model(cli) => entry::block_on(commands::model::run(cli)),
         Command::Completion(args) => commands::completion::run(&args, &mut Cli::command()),
-        Command::McpServer => entry::block_on(osprey_mcp_server::run_main(VERSION)),
+        Command::McpServer => entry::block_on(osprey_mcp_server::run_main(
+            VERSION,
+            vec![osprey_local_model::LocalModelProvider::shared()],
+        )),
     };
     exit_code(code)
 }

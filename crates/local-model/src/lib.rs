@@ -37,6 +37,7 @@ pub mod grammar;
 mod inspect;
 pub mod parse;
 pub mod prefix_cache;
+mod provider;
 pub mod serve;
 mod stats;
 pub mod tools;
@@ -48,12 +49,13 @@ pub use engine::LocalModelOptions;
 pub use error::LocalModelError;
 pub use fetch::{FetchError, FetchProgress, fetch_model, machine_cache_dir, model_path};
 pub use inspect::ModelVocab;
+pub use provider::{LocalModelProvider, options_for};
 pub use serve::serve;
 pub use stats::Stats;
 pub use tools::write_file_spec;
 
 /// The provider id under which the embedded model is selected.
-pub const PROVIDER_ID: &str = "local";
+pub const PROVIDER_ID: &str = osprey_config::LOCAL_PROVIDER_ID;
 
 /// The model name reported for the embedded model.
 pub const MODEL_NAME: &str = "qwen2.5-coder-1.5b-instruct-q4_k_m";
@@ -61,25 +63,6 @@ pub const MODEL_NAME: &str = "qwen2.5-coder-1.5b-instruct-q4_k_m";
 /// The context window of the embedded model with default options, in tokens (for the
 /// core's compaction threshold).
 pub const CONTEXT_TOKENS: u32 = 8192;
-
-/// The provider-table entry for `model_provider = "local"`: no URL and no key. A client for
-/// it is built with [`open`] and `ModelClient::from_adapter`, not over HTTP.
-pub fn provider_info() -> osprey_config::ModelProviderInfo {
-    osprey_config::ModelProviderInfo {
-        id: PROVIDER_ID.to_string(),
-        name: "Osprey local model (Qwen2.5-Coder-1.5B on CPU)".to_string(),
-        base_url: None,
-        env_key: None,
-        env_key_instructions: None,
-        wire_api: osprey_config::WireApi::default(),
-        http_headers: Default::default(),
-        env_http_headers: Default::default(),
-        query_params: Default::default(),
-        request_max_retries: Some(0),
-        stream_max_retries: Some(0),
-        stream_idle_timeout_ms: None,
-    }
-}
 
 /// Loads the model installed for `home` (`$OSPREY_HOME/models/…`) with default options and
 /// the prefix cache under the same folder. Blocking for a few seconds.
