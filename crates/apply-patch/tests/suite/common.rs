@@ -17,8 +17,13 @@ pub struct Case {
 }
 
 pub fn corpus() -> Vec<Case> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+    corpus_in(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus"))
+}
+
+/// The cases under `root`, in name order. The CLI's test suite includes this file to run
+/// the same corpus through the built `osprey` binary.
+pub fn corpus_in(root: &Path) -> Vec<Case> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.is_dir())

@@ -5,6 +5,9 @@
 //! leave identical sandboxes, exit with the same code and print the same
 //! success summary. For documented differences, Codex's exit code is checked
 //! and its tree must still differ from ours, so the README stays true.
+//!
+//! This compares the library; the CLI suite (`crates/cli/tests/suite/apply_patch.rs`) runs
+//! the same corpus through the built `osprey` binary, by flag and by argv[0], against Codex.
 
 use std::path::Path;
 use std::process::Command;

@@ -1,9 +1,21 @@
-//! `apply_patch` end to end: the tool, the shell-wrapped forms, failures and events.
+//! `apply_patch` end to end: the tool, the shell-wrapped forms, failures and events; and the
+//! patch corpus through the built binary in every way it can be invoked, against the
+//! reference Codex CLI.
 
 use super::common::*;
+use corpus_support::{Case, Sandbox, corpus_in, snapshot};
 use osprey_test_support::*;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
+use std::path::Path;
+
+// The corpus format and its helpers live with the patcher's own tests.
+#[path = "../../../apply-patch/tests/suite/common.rs"]
+#[allow(
+    dead_code,
+    reason = "the shared helpers include an in-process runner this suite does not use"
+)]
+mod corpus_support;
 
 fn patch_call(call_id: &str, patch: &str) -> MockResponse {
     sse_turn(vec![ev_custom_tool_call(call_id, "apply_patch", patch)])
@@ -167,4 +179,201 @@ async fn patch_outside_the_workspace_is_refused_under_never() {
         "{output}"
     );
     server.verify();
+}
+
+/// How the patch reaches the virtual `apply_patch` command.
+#[derive(Debug, Clone, Copy)]
+enum Form {
+    /// `osprey --osprey-run-as-apply-patch PATCH`
+    FlagArgument,
+    /// `osprey --osprey-run-as-apply-patch < PATCH` (how the agent applies patches in the sandbox)
+    FlagStdin,
+    /// `apply_patch PATCH`, the binary reached through a link of that name
+    Argv0Argument,
+    /// `applypatch < PATCH`
+    Argv0Stdin,
+}
+
+const FORMS: [Form; 4] = [
+    Form::FlagArgument,
+    Form::FlagStdin,
+    Form::Argv0Argument,
+    Form::Argv0Stdin,
+];
+
+type SnapshotOf = std::collections::BTreeMap<std::path::PathBuf, corpus_support::Entry>;
+
+struct BinRun {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// `apply_patch` and `applypatch` links to the built binary, in a folder of their own.
+fn argv0_links() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let osprey = assert_cmd::cargo::cargo_bin("osprey");
+    for name in ["apply_patch", "applypatch"] {
+        std::os::unix::fs::symlink(&osprey, dir.path().join(name)).unwrap();
+    }
+    dir
+}
+
+fn run_binary(form: Form, links: &Path, patch: &str, cwd: &Path) -> BinRun {
+    let mut cmd = match form {
+        Form::FlagArgument | Form::FlagStdin => {
+            let mut cmd = assert_cmd::Command::cargo_bin("osprey").unwrap();
+            cmd.arg("--osprey-run-as-apply-patch");
+            cmd
+        }
+        Form::Argv0Argument => assert_cmd::Command::new(links.join("apply_patch")),
+        Form::Argv0Stdin => assert_cmd::Command::new(links.join("applypatch")),
+    };
+    match form {
+        Form::FlagArgument | Form::Argv0Argument => {
+            cmd.arg(patch);
+        }
+        Form::FlagStdin | Form::Argv0Stdin => {
+            cmd.write_stdin(patch.as_bytes().to_vec());
+        }
+    }
+    // No OSPREY_APPLY_PATCH_ROOTS: by hand, the command may touch only the current directory.
+    let out = cmd
+        .current_dir(cwd)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .timeout(std::time::Duration::from_secs(30))
+        .output()
+        .unwrap();
+    BinRun {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn codex_binary() -> Option<String> {
+    match std::env::var("OSPREY_CODEX_BIN") {
+        Ok(bin) if !bin.is_empty() => Some(bin),
+        _ => {
+            assert!(
+                std::env::var("OSPREY_REQUIRE_REFERENCE").as_deref() != Ok("1"),
+                "OSPREY_REQUIRE_REFERENCE=1 but OSPREY_CODEX_BIN is unset; run \
+                 `eval \"$(bash scripts/install-test-deps.sh)\"`"
+            );
+            println!("note: OSPREY_CODEX_BIN is unset; comparing with the recorded results only");
+            None
+        }
+    }
+}
+
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the differential test runs the reference Codex binary"
+)]
+fn run_codex(bin: &str, patch: &str, cwd: &Path, home: &Path) -> BinRun {
+    let out = std::process::Command::new(bin)
+        .arg("--codex-run-as-apply-patch")
+        .arg(patch)
+        .current_dir(cwd)
+        .env("CODEX_HOME", home)
+        .output()
+        .unwrap();
+    BinRun {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Checks one binary run against the case's recorded outcome: its exit code, an untouched
+/// tree on failure, exactly `expected/` on success.
+fn check_recorded(case: &Case, form: Form, sandbox: &Sandbox, before: &SnapshotOf, run: &BinRun) {
+    let what = format!("{} ({form:?})", case.name);
+    assert_eq!(run.code, case.exit, "{what}: stderr: {}", run.stderr);
+    if run.code == 0 {
+        assert_eq!(
+            snapshot(&sandbox.tree),
+            snapshot(&case.dir.join("expected")),
+            "{what}: result differs from expected/"
+        );
+        assert!(
+            run.stdout
+                .starts_with("Success. Updated the following files:\n"),
+            "{what}: {}",
+            run.stdout
+        );
+    } else {
+        assert_eq!(&snapshot(&sandbox.root), before, "{what} changed the tree");
+        assert!(!run.stderr.is_empty(), "{what}: failure without a message");
+    }
+}
+
+/// Every corpus case through the real binary, as `osprey --osprey-run-as-apply-patch` and as
+/// `apply_patch`/`applypatch` by argv[0], with the patch as argument and on stdin: each run
+/// gives the recorded outcome, and (with `OSPREY_CODEX_BIN`) the same exit code, tree and
+/// summary as `codex --codex-run-as-apply-patch` outside the documented differences.
+#[test]
+fn corpus_through_the_binary_matches_codex() {
+    let corpus_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../apply-patch/tests/corpus");
+    let cases = corpus_in(&corpus_dir);
+    assert!(cases.len() >= 30, "the corpus shrank to {}", cases.len());
+    let links = argv0_links();
+    let codex = codex_binary();
+    let codex_home = tempfile::tempdir().unwrap();
+    let mut compared = 0;
+    for case in &cases {
+        let reference = codex.as_deref().map(|bin| {
+            let sandbox = Sandbox::from_case(case);
+            let run = run_codex(bin, &case.patch, &sandbox.tree, codex_home.path());
+            (sandbox, run)
+        });
+        if let (Some((_, theirs)), Some(reason)) = (&reference, &case.difference) {
+            let expected = case.codex_exit.unwrap_or(case.exit);
+            assert_eq!(
+                theirs.code, expected,
+                "{}: Codex's exit code changed; update case.txt and the README ({reason})",
+                case.name
+            );
+        }
+        for form in FORMS {
+            // Nothing on stdin is a usage error, not an empty patch.
+            if matches!(form, Form::FlagStdin | Form::Argv0Stdin) && case.patch.trim().is_empty() {
+                continue;
+            }
+            let ours = Sandbox::from_case(case);
+            let before = snapshot(&ours.root);
+            let run = run_binary(form, links.path(), &case.patch, &ours.tree);
+            check_recorded(case, form, &ours, &before, &run);
+            let Some((theirs, codex_run)) = &reference else {
+                continue;
+            };
+            let what = format!("{} ({form:?})", case.name);
+            match &case.difference {
+                None => {
+                    assert_eq!(run.code, codex_run.code, "{what}: exit codes differ");
+                    assert_eq!(
+                        snapshot(&ours.root),
+                        snapshot(&theirs.root),
+                        "{what}: trees differ"
+                    );
+                    if codex_run.code == 0 {
+                        assert_eq!(run.stdout, codex_run.stdout, "{what}: summaries differ");
+                    }
+                    compared += 1;
+                }
+                Some(reason) => assert_ne!(
+                    snapshot(&ours.root),
+                    snapshot(&theirs.root),
+                    "{what}: Codex now behaves like us; drop the documented difference ({reason})"
+                ),
+            }
+        }
+    }
+    if codex.is_some() {
+        assert!(
+            compared >= 30 * FORMS.len(),
+            "only {compared} runs were compared with Codex"
+        );
+    }
 }
