@@ -378,3 +378,95 @@ async fn long_running_command_streams_item_updates() {
     assert_eq!(done["aggregated_output"], "first\nsecond\n");
     server.verify();
 }
+
+/// Holds a write lease on each file named on its command line (Linux `F_SETLEASE`): a
+/// process that opens a leased file blocks in `open` until the lease is released, and the
+/// holder is told (SIGIO). The holder releases nothing until every file is being opened at
+/// once, so the openers must be waiting side by side; it then prints `overlap`. If that does
+/// not happen within the timeout it prints `alone` with the files that were opened, releases
+/// everything and exits, so a run that reads one file after the other finishes and fails.
+const LEASE_HOLDER: &str = r#"
+import fcntl, os, signal, sys, time
+timeout, paths = float(sys.argv[1]), sys.argv[2:]
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGIO])
+fds = [os.open(p, os.O_RDWR) for p in paths]
+for fd in fds:
+    fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)
+print("ready", flush=True)
+def opened():
+    return [p for p, fd in zip(paths, fds) if fcntl.fcntl(fd, fcntl.F_GETLEASE) != fcntl.F_WRLCK]
+deadline = time.monotonic() + timeout
+while len(opened()) < len(paths):
+    left = deadline - time.monotonic()
+    if left <= 0 or signal.sigtimedwait([signal.SIGIO], left) is None:
+        break
+seen = opened()
+print("overlap" if len(seen) == len(paths) else "alone " + " ".join(seen), flush=True)
+for fd in fds:
+    fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+"#;
+
+/// Two `read_file` calls in one response run at the same time: each blocks in `open` on a
+/// leased file until the other is blocked too (see [`LEASE_HOLDER`]), so run one after the
+/// other they would not overlap and the holder would say so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_calls_in_one_response_run_at_the_same_time() {
+    use std::io::BufRead;
+    let repo = temp_git_repo();
+    let slow = repo.path().join("slow");
+    std::fs::create_dir(&slow).unwrap();
+    let (a, b) = (slow.join("a.txt"), slow.join("b.txt"));
+    std::fs::write(&a, "contents of a\n").unwrap();
+    std::fs::write(&b, "contents of b\n").unwrap();
+
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the lease holder runs beside osprey for the whole test"
+    )]
+    let mut holder = std::process::Command::new("python3")
+        .args(["-c", LEASE_HOLDER, "20"])
+        .arg(&a)
+        .arg(&b)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    let mut lines = std::io::BufReader::new(holder.stdout.take().unwrap()).lines();
+    assert_eq!(lines.next().unwrap().unwrap(), "ready");
+
+    let read = |id: &str, path: &std::path::Path| {
+        ev_function_call(
+            id,
+            "read_file",
+            &json!({"file_path": path.display().to_string()}).to_string(),
+        )
+    };
+    let server = MockModelServer::start(vec![
+        sse_turn(vec![read("call_a", &a), read("call_b", &b)]),
+        answer("Read both."),
+    ])
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let out = osprey_async(&home, repo.path(), &["exec", "--json", "read both"], "").await;
+    let verdict = lines.next().unwrap().unwrap();
+    holder.wait().unwrap();
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert_eq!(verdict, "overlap", "the two reads did not overlap in time");
+    let outputs = &server.requests()[1];
+    assert!(
+        outputs
+            .output_for("call_a")
+            .unwrap()
+            .contains("contents of a"),
+        "{:?}",
+        outputs.output_for("call_a")
+    );
+    assert!(
+        outputs
+            .output_for("call_b")
+            .unwrap()
+            .contains("contents of b"),
+        "{:?}",
+        outputs.output_for("call_b")
+    );
+    server.verify();
+}
