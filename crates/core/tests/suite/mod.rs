@@ -5,3 +5,4 @@ mod harness;
 mod interrupt;
 mod mcp_approvals;
 mod requirements;
+mod sandboxed_patch;
