@@ -177,3 +177,15 @@ fn every_capture_line_round_trips_through_our_types() {
         assert!(tally.methods.contains(required), "{required} not exercised");
     }
 }
+
+/// The round trip above proves something only if a field we do not model is lost on the
+/// way: here one is, and the comparison sees it.
+#[test]
+fn an_unmodelled_field_shows_up_as_a_difference() {
+    let params = serde_json::json!({
+        "threadId": "t", "turnId": "u", "itemId": "i", "delta": "x", "notAField": 1
+    });
+    let typed =
+        ServerNotification::from_parts("item/agentMessage/delta", Some(params.clone())).unwrap();
+    assert_ne!(typed.to_value(), strip(&params));
+}
