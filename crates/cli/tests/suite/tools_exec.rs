@@ -470,3 +470,85 @@ async fn read_only_calls_in_one_response_run_at_the_same_time() {
     );
     server.verify();
 }
+
+/// Over `tools.unified_exec_max_sessions`, starting a session closes the least recently used
+/// one: its process is killed, the model is told in the new session's output, and a later
+/// `write_stdin` to it is a plain "no running session" error. Session 1000 is the oldest but
+/// was used last, so 1001 goes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_over_the_cap_closes_the_least_recently_used() {
+    let start = |id: &str, name: &str| {
+        call(
+            id,
+            "exec_command",
+            json!({"cmd": format!("echo $$ > {name}.pid; echo ready-{name}; exec sleep 600"),
+                   "yield_time_ms": 500}),
+        )
+    };
+    // Waits up to 10 s for the process to be gone (or a zombie), then says which it is.
+    let check = "pid=$(cat two.pid); for i in $(seq 200); do \
+                 s=$(cut -d' ' -f3 /proc/$pid/stat 2>/dev/null); \
+                 if [ -z \"$s\" ] || [ \"$s\" = Z ]; then echo two-gone; exit 0; fi; sleep 0.05; done; \
+                 echo two-alive";
+    let server = MockModelServer::start(vec![
+        start("call_1", "one"),
+        start("call_2", "two"),
+        call(
+            "call_3",
+            "write_stdin",
+            json!({"session_id": 1000, "chars": "", "yield_time_ms": 100}),
+        ),
+        start("call_4", "three"),
+        call(
+            "call_5",
+            "write_stdin",
+            json!({"session_id": 1001, "chars": "x\n"}),
+        ),
+        call(
+            "call_6",
+            "exec_command",
+            json!({"cmd": check, "yield_time_ms": 30000}),
+        ),
+        answer("Done."),
+    ])
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    home.write_config(
+        "tools.unified_exec_max_sessions = 2\nsandbox_mode = \"workspace-write\"\n\
+         approval_policy = \"never\"\n",
+    );
+    let repo = temp_git_repo();
+    let out = osprey_async(&home, repo.path(), &["exec", "--json", "sessions"], "").await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let requests = server.requests();
+    for (request, call_id, session) in [(1, "call_1", 1000), (2, "call_2", 1001)] {
+        let output = requests[request].output_for(call_id).unwrap();
+        assert!(
+            output.contains(&format!("Process running with session ID {session}")),
+            "{output}"
+        );
+    }
+    let third = requests[4].output_for("call_4").unwrap();
+    let note = third.lines().next().unwrap_or_default();
+    assert!(
+        note.starts_with("Note: session 1001 (`")
+            && note.contains("echo ready-two; exec sleep 600")
+            && note.ends_with("`) was closed to stay within the limit of 2 live sessions."),
+        "{third}"
+    );
+    assert!(
+        third.contains("Process running with session ID 1002"),
+        "{third}"
+    );
+    let write = requests[5].output_for("call_5").unwrap();
+    assert!(
+        write.starts_with("No running session has id 1001 (live sessions: 1000, 1002)."),
+        "{write}"
+    );
+    let check = requests[6].output_for("call_6").unwrap();
+    assert!(
+        check.contains("two-gone"),
+        "the closed session's process still runs: {check}"
+    );
+    server.verify();
+}
