@@ -15,6 +15,7 @@ use crate::provider::{
     OLLAMA_PROVIDER_ID, OPENAI_PROVIDER_ID,
 };
 use crate::requirements::ConfigRequirements;
+use crate::sandbox::SandboxConfig;
 use crate::schema::{ApplyPatchSetting, ConfigToml, LocalModelToml};
 use crate::types::{
     ApplyPatchToolType, LocalModelConfig, ReasoningSummaryMode, ShellEnvironmentPolicy,
@@ -95,6 +96,9 @@ pub struct Config {
 
     /// `[local_model]`: the embedded model's settings (used when the provider is `local`).
     pub local_model: LocalModelConfig,
+
+    /// `[sandbox]` and the permission profile `default_permissions` selects.
+    pub sandbox: SandboxConfig,
 
     requirements: ConfigRequirements,
 }
@@ -254,6 +258,13 @@ impl Config {
                 message,
             })?;
 
+        let sandbox = crate::sandbox::resolve(
+            toml.sandbox.as_ref(),
+            toml.default_permissions.as_deref(),
+            &toml.permissions,
+            layers,
+        )?;
+
         Ok(Config {
             osprey_home: inputs.osprey_home,
             project_root: inputs.project_root,
@@ -283,6 +294,7 @@ impl Config {
             project_doc_fallback_filenames: toml.project_doc_fallback_filenames.unwrap_or_default(),
             mcp_servers,
             local_model,
+            sandbox,
             requirements,
             cwd,
         })

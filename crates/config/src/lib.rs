@@ -49,6 +49,7 @@ mod overrides;
 mod paths;
 mod provider;
 mod requirements;
+mod sandbox;
 mod schema;
 mod tool_choice;
 mod types;
@@ -74,6 +75,10 @@ pub use provider::{
     built_in_providers,
 };
 pub use requirements::{ConfigRequirements, RequirementsFile, SYSTEM_REQUIREMENTS_PATH};
+pub use sandbox::{
+    LinuxBackendSetting, PathAccess, PermissionPath, PermissionProfile, PermissionRule,
+    SandboxConfig,
+};
 pub use tool_choice::{ToolProfileChoice, ToolProfileKind};
 pub use types::{
     ApplyPatchToolType, CORE_ENV_VARS, DEFAULT_ENV_EXCLUDES, LocalModelConfig, LocalToolProfile,

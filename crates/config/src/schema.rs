@@ -54,6 +54,10 @@ pub(crate) struct ConfigToml {
     pub mcp_servers: BTreeMap<String, McpServerToml>,
     pub oss_provider: Option<String>,
     pub local_model: Option<LocalModelToml>,
+    pub sandbox: Option<crate::sandbox::SandboxToml>,
+    pub default_permissions: Option<String>,
+    #[serde(default)]
+    pub permissions: BTreeMap<String, crate::sandbox::PermissionProfileToml>,
 }
 
 /// `[local_model]` (Osprey's own table; Codex has no embedded model).

@@ -310,6 +310,7 @@ impl ThreadManager {
             let amend = config.osprey_home.join("rules").join("default.rules");
             ExecPolicy::load(&dirs, Some(amend))
         };
+        let sandbox = PlatformSandbox::new(self.osprey_exe.clone(), &config);
         let session = Arc::new(Session {
             thread_id,
             config: Arc::new(config),
@@ -318,10 +319,7 @@ impl ThreadManager {
             profile: Arc::new(profile),
             services: Arc::new(SessionServices {
                 events,
-                orchestrator: Orchestrator::new(
-                    Arc::new(policy),
-                    Arc::new(PlatformSandbox::new(self.osprey_exe.clone())),
-                ),
+                orchestrator: Orchestrator::new(Arc::new(policy), Arc::new(sandbox)),
                 unified_exec: UnifiedExecSessions::new(max_sessions),
                 env: self.env.clone(),
                 shell,

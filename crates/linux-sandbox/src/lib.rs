@@ -19,19 +19,19 @@
 //!    no port allowed, and connecting to abstract UNIX sockets outside the sandbox is
 //!    scoped out; signals to processes outside the sandbox are always scoped out. A
 //!    kernel without Landlock fails closed.
-//! 3a. When a writable root lacks `.git` or `.osprey`: the creation guard (`guard.rs`).
+//! 4. When a writable root lacks `.git` or `.osprey`: the creation guard (`guard.rs`).
 //!    The helper forks; the parent stays behind as a supervisor that performs every call
 //!    that could create a name, refusing those two in a root, and exits as the command
 //!    does. The child gets a Landlock layer refusing all creation and a seccomp filter
 //!    that turns such calls into notifications for the supervisor, then goes on.
-//! 4. seccomp (see `seccomp.rs` for the list): no ptrace, no namespaces or mounts, no
+//! 5. seccomp (see `seccomp.rs` for the list): no ptrace, no namespaces or mounts, no
 //!    kernel keyring, io_uring or BPF; with the network off, only `AF_UNIX` stream and
 //!    seqpacket sockets may be created and `connect`, `bind` and `listen` fail, so only
 //!    `socketpair`-style local plumbing works.
-//! 5. `execvp` of the command with the environment unchanged.
+//! 6. `execvp` of the command with the environment unchanged.
 //!
 //! With `--bwrap PATH` the helper instead execs bubblewrap with mounts for the policy,
-//! and bubblewrap starts the helper again with `--inner`, which does steps 1, 3a, 4 and 5.
+//! and bubblewrap starts the helper again with `--inner`, which does steps 1, 4, 5 and 6.
 //!
 //! The command line is defined in [`osprey_sandboxing::helper_args`].
 

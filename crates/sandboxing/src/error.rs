@@ -73,6 +73,19 @@ pub enum SandboxError {
         /// The operating system.
         os: &'static str,
     },
+    /// A permission profile's path cannot be resolved for this command.
+    #[error(
+        "the permission profile `{profile}` names `{path}`, which cannot be resolved for this \
+         command: {reason}; the command was not run. Fix the profile or the environment"
+    )]
+    UnresolvedPermission {
+        /// The profile's name.
+        profile: String,
+        /// The path as written.
+        path: String,
+        /// Why.
+        reason: String,
+    },
     /// The command to confine was empty.
     #[error("no command given to run in the sandbox; pass it after `--`")]
     EmptyCommand,

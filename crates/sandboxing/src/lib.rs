@@ -14,18 +14,24 @@
 //! it forms a [`Confinement`], the one value every backend enforces. Split policies
 //! (`/repo` write, `/repo/secrets` none, `/repo/secrets/public` write) are expressed
 //! directly as a [`FileSystemPolicy`]. Inside every writable root an existing `.git`
-//! (or the `gitdir:` target of a `.git` file) and `.osprey` stay read-only.
+//! (or the `gitdir:` target of a `.git` file) and `.osprey` stay read-only, and missing
+//! ones cannot be created. Configuration adds [`SandboxSettings`]: the Linux backend and a
+//! named [`PermissionProfile`] (Codex's `[permissions.<name>]`) that replaces the coarse
+//! policy's filesystem view, resolved per command.
 //!
 //! # Backends
 //!
 //! - **Linux, Landlock** ([`confine_linux`]): the request becomes a call of the `osprey`
 //!   binary under the name `osprey-linux-sandbox` (see [`helper_args`] for its command
-//!   line). The helper sets `no_new_privs`, makes read-only carve-outs read-only bind
-//!   mounts in a private mount namespace, applies Landlock rules planned by
-//!   [`landlock_plan`] and a seccomp filter, and execs the command.
+//!   line). The helper sets `no_new_privs`, builds a private mount namespace in which
+//!   everything but the writable paths is read-only (so metadata changes fail too) and the
+//!   carve-outs are read-only again, applies Landlock rules planned by [`landlock_plan`],
+//!   guards the creation of `.git`/`.osprey`, installs a seccomp filter, and execs the
+//!   command.
 //! - **Linux, bubblewrap**: policies Landlock cannot express (a `none` path under a
-//!   readable one) are enforced with mounts by `bwrap` ([`bwrap_args`]); the helper runs
-//!   again inside it for seccomp.
+//!   readable one), or every policy on a kernel without Landlock under the `auto` backend
+//!   ([`landlock_abi`]), are enforced with mounts by `bwrap` ([`bwrap_args`]); the helper
+//!   runs again inside it for the guard and seccomp.
 //! - **macOS** ([`confine_macos`]): a Seatbelt profile ([`seatbelt_profile`]) run by
 //!   `/usr/bin/sandbox-exec`.
 //!
@@ -33,8 +39,10 @@
 //!
 //! # Denials
 //!
-//! [`detect_denial`] reads a failed command's output and returns a short note for the
-//! model when the failure looks like the sandbox's doing.
+//! [`detect_denial_in`] reads a failed command's output and returns a short note for the
+//! model only when the failure is the sandbox's doing: a path it names is outside the
+//! policy and the machine itself would allow the access, the helper said so, or the
+//! network is off and a network call failed. Otherwise it is an ordinary failure.
 
 mod bwrap;
 mod command;
@@ -45,12 +53,13 @@ pub mod helper_args;
 mod linux;
 mod probe;
 mod seatbelt;
+mod settings;
 
 use std::path::Path;
 
 pub use bwrap::{bwrap_args, bwrap_supports_argv0};
 pub use command::SandboxCommand;
-pub use denial::{SIGSYS_EXIT, detect_denial};
+pub use denial::{DenialContext, GUARD_REFUSAL, SIGSYS_EXIT, detect_denial, detect_denial_in};
 pub use error::SandboxError;
 pub use fs_policy::{
     Confinement, FileSystemPolicy, FsAccess, FsEntry, PROTECTED_NAMES, WRITABLE_DEVICES,
@@ -62,11 +71,17 @@ pub use linux::{
 };
 pub use osprey_process::ExecRequest;
 pub use osprey_protocol::{SandboxMode, SandboxPolicy};
-pub use probe::platform_problems;
-pub use seatbelt::{SANDBOX_EXEC, confine_macos, seatbelt_profile, seatbelt_profile_for};
+pub use probe::{landlock_abi, platform_problems, platform_problems_for};
+pub use seatbelt::{
+    SANDBOX_EXEC, confine_macos, confine_macos_with, seatbelt_profile, seatbelt_profile_for,
+};
+pub use settings::{
+    MINIMAL_PATHS, PermissionPath, PermissionProfile, PermissionRule, SandboxSettings,
+};
 
-/// Confines `request` with this platform's sandbox. `helper_exe` is the `osprey` binary
-/// (used on Linux only); `backend` chooses the Linux mechanism.
+/// Confines `request` with this platform's sandbox under a coarse policy. `helper_exe` is
+/// the `osprey` binary (used on Linux only); `backend` chooses the Linux mechanism. With a
+/// permission profile, use [`SandboxSettings::confine`].
 pub fn confine(
     request: ExecRequest,
     policy: &SandboxPolicy,
@@ -74,19 +89,9 @@ pub fn confine(
     helper_exe: &Path,
     backend: LinuxBackend,
 ) -> Result<ExecRequest, SandboxError> {
-    if matches!(policy, SandboxPolicy::DangerFullAccess) {
-        return Ok(request);
+    SandboxSettings {
+        linux_backend: backend,
+        permissions: None,
     }
-    if cfg!(target_os = "linux") {
-        match Confinement::from_sandbox_policy(policy, cwd, &request.env) {
-            None => Ok(request),
-            Some(c) => confine_linux_with(request, &c, helper_exe, backend),
-        }
-    } else if cfg!(target_os = "macos") {
-        confine_macos(request, policy, cwd)
-    } else {
-        Err(SandboxError::UnsupportedPlatform {
-            os: std::env::consts::OS,
-        })
-    }
+    .confine(request, policy, cwd, helper_exe)
 }

@@ -116,25 +116,44 @@ pub fn confine_linux_with(
     helper_exe: &Path,
     backend: LinuxBackend,
 ) -> Result<ExecRequest, SandboxError> {
-    let mode = match (backend, landlock_plan(&confinement.filesystem)) {
+    let bwrap = find_bwrap(request.env.get("PATH").map(String::as_str), &request.cwd);
+    let mode = choose_mode(
+        backend,
+        landlock_plan(&confinement.filesystem),
+        crate::probe::landlock_abi().is_some(),
+        bwrap,
+    )?;
+    helper_request(request, confinement, helper_exe, mode)
+}
+
+/// The helper's stage for `backend`. `auto` takes Landlock when the policy fits it and the
+/// kernel has it, bubblewrap otherwise; without either the Landlock stage is chosen all the
+/// same, and the helper refuses to run the command with its explanation (never unconfined).
+fn choose_mode(
+    backend: LinuxBackend,
+    plan: Result<LandlockPlan, NeedsBubblewrap>,
+    landlock_available: bool,
+    bwrap: Option<PathBuf>,
+) -> Result<HelperMode, SandboxError> {
+    let reason = match (backend, plan) {
         (LinuxBackend::Landlock, Err(why)) => {
             return Err(SandboxError::NotExpressibleWithLandlock {
                 path: why.path,
                 reason: why.reason,
             });
         }
-        (LinuxBackend::Landlock | LinuxBackend::Auto, Ok(_)) => HelperMode::Landlock,
-        (LinuxBackend::Bubblewrap, _) | (LinuxBackend::Auto, Err(_)) => {
-            let reason = match landlock_plan(&confinement.filesystem) {
-                Err(why) => format!("{} at {}", why.reason, why.path.display()),
-                Ok(_) => "the bubblewrap backend was chosen".to_string(),
-            };
-            let bwrap = find_bwrap(request.env.get("PATH").map(String::as_str), &request.cwd)
-                .ok_or(SandboxError::BubblewrapNotFound { reason })?;
-            HelperMode::BubblewrapOuter { bwrap }
-        }
+        (LinuxBackend::Landlock, Ok(_)) => return Ok(HelperMode::Landlock),
+        (LinuxBackend::Auto, Ok(_)) if landlock_available => return Ok(HelperMode::Landlock),
+        (LinuxBackend::Auto, Ok(_)) => match bwrap {
+            Some(bwrap) => return Ok(HelperMode::BubblewrapOuter { bwrap }),
+            None => return Ok(HelperMode::Landlock),
+        },
+        (LinuxBackend::Auto, Err(why)) => format!("{} at {}", why.reason, why.path.display()),
+        (LinuxBackend::Bubblewrap, _) => "the bubblewrap backend was chosen".to_string(),
     };
-    helper_request(request, confinement, helper_exe, mode)
+    bwrap
+        .map(|bwrap| HelperMode::BubblewrapOuter { bwrap })
+        .ok_or(SandboxError::BubblewrapNotFound { reason })
 }
 
 fn helper_request(
@@ -290,6 +309,40 @@ mod tests {
         )
         .unwrap();
         assert_eq!(full, req);
+    }
+
+    #[test]
+    fn auto_falls_back_to_bubblewrap_only_without_landlock() {
+        let fits = || Ok(LandlockPlan::default());
+        let split = || {
+            Err(NeedsBubblewrap {
+                path: PathBuf::from("/r/secrets"),
+                reason: "a `none` entry".into(),
+            })
+        };
+        let bwrap = || Some(PathBuf::from("/usr/bin/bwrap"));
+        let outer = HelperMode::BubblewrapOuter {
+            bwrap: PathBuf::from("/usr/bin/bwrap"),
+        };
+        use LinuxBackend::{Auto, Bubblewrap, Landlock};
+        let ok = |b, plan, ll, bw| choose_mode(b, plan, ll, bw).unwrap();
+        assert_eq!(ok(Auto, fits(), true, bwrap()), HelperMode::Landlock);
+        assert_eq!(ok(Auto, fits(), false, bwrap()), outer);
+        // Neither: the helper refuses with the Landlock message (fails closed).
+        assert_eq!(ok(Auto, fits(), false, None), HelperMode::Landlock);
+        assert_eq!(ok(Auto, split(), true, bwrap()), outer);
+        assert_eq!(ok(Landlock, fits(), false, bwrap()), HelperMode::Landlock);
+        assert_eq!(ok(Bubblewrap, fits(), true, bwrap()), outer);
+        assert!(matches!(
+            choose_mode(Landlock, split(), true, bwrap()),
+            Err(SandboxError::NotExpressibleWithLandlock { .. })
+        ));
+        for backend in [Auto, Bubblewrap] {
+            let err = choose_mode(backend, split(), true, None)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("needs bubblewrap"), "{err}");
+        }
     }
 
     #[test]

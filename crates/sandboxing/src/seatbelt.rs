@@ -15,7 +15,7 @@ use osprey_process::ExecRequest;
 use osprey_protocol::SandboxPolicy;
 
 use crate::fs_policy::{PROTECTED_NAMES, WRITABLE_DEVICES, normalize};
-use crate::{FileSystemPolicy, FsAccess, FsEntry, SandboxError};
+use crate::{Confinement, FileSystemPolicy, FsAccess, FsEntry, SandboxError};
 
 /// The one `sandbox-exec` Osprey runs.
 pub const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
@@ -141,6 +141,33 @@ pub fn confine_macos(
         env: request.env,
         arg0: None,
     })
+}
+
+/// Confines `request` under an explicit [`Confinement`] (a permission profile's) with
+/// Seatbelt: `.git` and `.osprey` are carved out of every writable directory, existing or
+/// not.
+pub fn confine_macos_with(request: ExecRequest, confinement: &Confinement) -> ExecRequest {
+    let fs = &confinement.filesystem;
+    let mut entries = fs.entries().to_vec();
+    for root in fs
+        .writable_paths()
+        .filter(|p| !p.starts_with("/dev") && *p != Path::new("/"))
+    {
+        for name in PROTECTED_NAMES {
+            entries.push(FsEntry::new(root.join(name), FsAccess::Read));
+        }
+    }
+    let fs = FileSystemPolicy::new(entries).unwrap_or_else(|_| fs.clone());
+    let profile = seatbelt_profile_for(&fs, confinement.network);
+    let mut args = vec!["-p".to_string(), profile, "--".to_string(), request.program];
+    args.extend(request.args);
+    ExecRequest {
+        program: SANDBOX_EXEC.to_string(),
+        args,
+        cwd: request.cwd,
+        env: request.env,
+        arg0: None,
+    }
 }
 
 #[cfg(test)]

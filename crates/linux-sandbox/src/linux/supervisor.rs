@@ -6,9 +6,17 @@
 //! protected name in a root with `EACCES`, and performs the call on the parent descriptor
 //! under the caller's umask. Errors are passed back as the call's `errno`.
 
+use std::cell::RefCell;
+use std::collections::HashSet;
 use std::ffi::CString;
+use std::io::Write as _;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
 use std::sync::Arc;
+
+use osprey_sandboxing::GUARD_REFUSAL;
+use osprey_sandboxing::helper_args::HELPER_ARG0;
 
 use super::guard::{Backstop, Roots};
 use super::notify::{
@@ -42,6 +50,8 @@ pub(crate) struct Supervisor {
     listener: Arc<OwnedFd>,
     roots: Roots,
     backstop: Backstop,
+    /// Refusals already reported on stderr (each path once).
+    reported: RefCell<HashSet<PathBuf>>,
 }
 
 /// Where a name is to be created: the parent directory and the last component.
@@ -59,6 +69,7 @@ impl Supervisor {
             listener: Arc::new(listener),
             roots,
             backstop,
+            reported: RefCell::new(HashSet::new()),
         }
     }
 
@@ -261,9 +272,25 @@ impl Supervisor {
         })
     }
 
-    /// True when creating `place` would create a protected name in a root.
+    /// True when creating `place` would create a protected name in a root. The first
+    /// refusal of each path is said on stderr (the command may hide its own error
+    /// messages), which is also how denial detection knows the sandbox refused it.
     fn forbidden(&self, place: &Place) -> Result<bool, i32> {
-        Ok(self.roots.forbids(identity(&place.parent)?, &place.bare))
+        let forbidden = self.roots.forbids(identity(&place.parent)?, &place.bare);
+        if forbidden {
+            let dir = std::fs::read_link(format!("/proc/self/fd/{}", place.parent.as_raw_fd()))
+                .unwrap_or_default();
+            let path = dir.join(std::ffi::OsStr::from_bytes(&place.bare));
+            if self.reported.borrow_mut().insert(path.clone()) {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "{HELPER_ARG0}: {GUARD_REFUSAL} '{}': .git and .osprey cannot be created \
+                     in a writable root",
+                    path.display()
+                );
+            }
+        }
+        Ok(forbidden)
     }
 
     /// The caller's umask, from `/proc/<pid>/status`.

@@ -193,22 +193,100 @@ PY
     }
 }
 
+/// The sandbox's verdict on a finished run, as the agent forms it: the command's own
+/// filesystem policy and working directory.
+fn verdict(
+    fx: &Fixture,
+    policy: &osprey_sandboxing::SandboxPolicy,
+    run: &super::common::Run,
+) -> Option<String> {
+    let env = [("TMPDIR".to_string(), fx.tmpdir.display().to_string())].into();
+    let conf = osprey_sandboxing::Confinement::from_sandbox_policy(policy, &fx.root, &env).unwrap();
+    let ctx = osprey_sandboxing::DenialContext {
+        policy,
+        filesystem: Some(&conf.filesystem),
+        cwd: Some(&fx.root),
+    };
+    osprey_sandboxing::detect_denial_in(&ctx, Some(run.code), &run.output())
+}
+
 #[test]
-fn denials_are_explained_to_the_model() {
-    let fx = Fixture::new();
-    let run = fx.run(
-        &["--policy", "workspace-write"],
-        r#"echo x > "$OUT/f""#,
-        &[],
-    );
+fn denials_are_reported_only_when_the_sandbox_caused_them() {
     let policy = osprey_sandboxing::SandboxPolicy::WorkspaceWrite {
         writable_roots: vec![],
         network_access: false,
         exclude_tmpdir_env_var: false,
         exclude_slash_tmp: false,
     };
-    let note = osprey_sandboxing::detect_denial(&policy, Some(run.code), &run.output());
-    assert!(note.is_some_and(|n| n.contains("sandbox")), "{run:?}");
+    let ww = ["--policy", "workspace-write"];
+    let fx = Fixture::new();
+
+    // Real denials: a write outside the roots, a write into .git, a refused .osprey.
+    for script in [
+        r#"echo x > "$OUT/f""#,
+        r#"echo x >> "$OUT/victim""#,
+        "echo x >> .git/config",
+        // Refused by the creation guard (the fixture's .osprey is removed for it below).
+        "rm -rf .osprey 2>/dev/null; mkdir .osprey 2>/dev/null",
+    ] {
+        if script.contains("mkdir .osprey") {
+            std::fs::remove_dir_all(fx.root.join(".osprey")).unwrap();
+        }
+        let run = fx.run(&ww, script, &[]);
+        assert_ne!(run.code, 0, "{script}: {run:?}");
+        let note = verdict(&fx, &policy, &run);
+        assert!(
+            note.is_some_and(|n| n.contains("sandbox")),
+            "{script}: {run:?}"
+        );
+    }
+
+    // Ordinary failures that mention permissions.
+    let locked = fx.root.join("locked");
+    std::fs::write(&locked, "x").unwrap();
+    let mut cases = vec![
+        (
+            "a program's own words",
+            "echo 'Permission denied'; exit 1".to_string(),
+        ),
+        (
+            "a message about a writable path",
+            format!(
+                "echo \"cat: {}: Permission denied\" >&2; exit 1",
+                locked.display()
+            ),
+        ),
+        (
+            "a file in the root that refuses the command itself",
+            "chmod 000 locked; cat locked && echo >> locked; exit 1".to_string(),
+        ),
+    ];
+    // Outside the roots, a file the machine itself refuses to change (immutable, which
+    // binds root too): the sandbox is not why the write failed.
+    let frozen = fx.outside.join("frozen");
+    std::fs::write(&frozen, "x").unwrap();
+    let immutable = super::common::command("chattr")
+        .arg("+i")
+        .arg(&frozen)
+        .status()
+        .is_ok_and(|s| s.success());
+    if immutable {
+        cases.push((
+            "an immutable file outside",
+            format!("echo x >> {}", frozen.display()),
+        ));
+    }
+    for (what, script) in &cases {
+        let run = fx.run(&ww, script, &[]);
+        assert_ne!(run.code, 0, "{what}: {run:?}");
+        assert_eq!(verdict(&fx, &policy, &run), None, "{what}: {run:?}");
+    }
+    if immutable {
+        let _ = super::common::command("chattr")
+            .arg("-i")
+            .arg(&frozen)
+            .status();
+    }
 }
 
 /// Tries every metadata change on `$OUT/victim`, on `$OUT` itself and on the read-only

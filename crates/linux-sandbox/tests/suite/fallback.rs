@@ -100,3 +100,22 @@ fn bubblewrap_without_landlock_keeps_every_promise() {
     assert!(!fx.outside.join("new").exists());
     assert_eq!(fx.read(&fx.outside.join("victim")), "original\n");
 }
+
+#[test]
+fn auto_falls_back_to_bubblewrap_without_landlock() {
+    // The default backend: the probe in the confining process finds no Landlock and picks
+    // bubblewrap (bwrap is PID 1 of the command's namespace), which enforces the policy.
+    let fx = Fixture::new();
+    let run = run_without_landlock(
+        &fx,
+        &["--policy", "workspace-write"],
+        r#"cat /proc/1/comm; echo ok > inside && cat inside
+           echo pwned > "$OUT/new" 2>/dev/null && echo "ESCAPED: outside"
+           exit 0"#,
+    );
+    assert_eq!(run.stdout, "bwrap\nok\n", "{run:?}");
+    assert!(!fx.outside.join("new").exists());
+    // With Landlock there, the same command takes the Landlock path (no PID namespace).
+    let run = fx.run(&["--policy", "workspace-write"], "cat /proc/1/comm", &[]);
+    assert_ne!(run.stdout, "bwrap\n", "{run:?}");
+}
