@@ -52,6 +52,7 @@ pub struct ThreadManager {
     osprey_exe: Option<std::path::PathBuf>,
     ignore_rules: bool,
     ephemeral: bool,
+    unattended: bool,
     originator: String,
     source: SessionSource,
 }
@@ -77,6 +78,7 @@ impl ThreadManager {
             osprey_exe: None,
             ignore_rules: false,
             ephemeral: false,
+            unattended: false,
             originator: "osprey".to_string(),
             source: SessionSource::Unknown,
         }
@@ -92,6 +94,13 @@ impl ThreadManager {
     /// Write no session files (`--ephemeral`).
     pub fn ephemeral(mut self, ephemeral: bool) -> Self {
         self.ephemeral = ephemeral;
+        self
+    }
+
+    /// No person answers approval requests (`osprey exec` declines them all): the model is
+    /// told so when one is declined, instead of being told that a user said no.
+    pub fn unattended(mut self, unattended: bool) -> Self {
+        self.unattended = unattended;
         self
     }
 
@@ -319,7 +328,8 @@ impl ThreadManager {
             profile: Arc::new(profile),
             services: Arc::new(SessionServices {
                 events,
-                orchestrator: Orchestrator::new(Arc::new(policy), Arc::new(sandbox)),
+                orchestrator: Orchestrator::new(Arc::new(policy), Arc::new(sandbox))
+                    .unattended(self.unattended),
                 unified_exec: UnifiedExecSessions::new(max_sessions),
                 env: self.env.clone(),
                 shell,

@@ -38,6 +38,21 @@ pub struct ExecCli {
     #[arg(short = 's', long = "sandbox", value_enum, global = true)]
     pub sandbox: Option<SandboxArg>,
 
+    /// Low-friction automatic work: the workspace-write sandbox with approvals on request
+    /// (`-s workspace-write -c approval_policy=on-request`).
+    #[arg(long, global = true, conflicts_with = "sandbox")]
+    pub full_auto: bool,
+
+    /// Run every command without a sandbox and without approvals. EXTREMELY DANGEROUS: only
+    /// for environments that are sandboxed from the outside (a throwaway container or VM).
+    #[arg(
+        long = "dangerously-bypass-approvals-and-sandbox",
+        alias = "yolo",
+        global = true,
+        conflicts_with_all = ["sandbox", "full_auto"]
+    )]
+    pub dangerously_bypass_approvals_and_sandbox: bool,
+
     /// Run outside a Git repository.
     #[arg(long, global = true)]
     pub skip_git_repo_check: bool,

@@ -1,7 +1,7 @@
 //! The readable transcript written to stderr when `--json` is not given.
 
 use osprey_protocol::{
-    ApprovalRequestKind, Event, EventMsg, FileChangeKind, ItemStatus, ThreadItem,
+    ApprovalRequestKind, Event, EventMsg, FileChangeKind, ItemStatus, SandboxMode, ThreadItem,
 };
 use std::io::Write;
 
@@ -45,11 +45,39 @@ const MAX_OUTPUT_LINES: usize = 20;
 pub struct HumanEventWriter {
     style: Style,
     version: &'static str,
+    /// The thread's sandbox, from `thread.started`: what the hint after a refusal says.
+    sandbox: Option<SandboxMode>,
+    /// The hint naming the flag that allows more is shown once per run.
+    hinted: bool,
 }
 
 impl HumanEventWriter {
     pub fn new(style: Style, version: &'static str) -> Self {
-        Self { style, version }
+        Self {
+            style,
+            version,
+            sandbox: None,
+            hinted: false,
+        }
+    }
+
+    /// After something was refused (an approval exec declined, a write the sandbox
+    /// blocked): once, which flag would have allowed it.
+    fn write_hint(&mut self, err: &mut dyn Write) -> std::io::Result<()> {
+        let hint = match self.sandbox {
+            Some(SandboxMode::ReadOnly) => {
+                "this run's sandbox is read-only and `osprey exec` cannot ask you to allow more, so nothing could be written; to let it change files in the workspace, run it again with `-s workspace-write` (or `--full-auto`)."
+            }
+            Some(SandboxMode::WorkspaceWrite) => {
+                "this run can write only in the workspace and `osprey exec` cannot ask you to allow more; `--add-dir DIR` makes another directory writable."
+            }
+            Some(SandboxMode::DangerFullAccess) | None => return Ok(()),
+        };
+        if self.hinted {
+            return Ok(());
+        }
+        self.hinted = true;
+        writeln!(err, "{} {hint}", self.style.bold("hint:"))
     }
 
     pub fn write_event(&mut self, err: &mut dyn Write, event: &Event) -> std::io::Result<()> {
@@ -70,6 +98,7 @@ impl HumanEventWriter {
                 writeln!(err, "{} {model_provider}", s.bold("provider:"))?;
                 writeln!(err, "{} {approval_policy}", s.bold("approval:"))?;
                 writeln!(err, "{} {}", s.bold("sandbox:"), sandbox_policy.mode())?;
+                self.sandbox = Some(sandbox_policy.mode());
                 writeln!(err, "{} {}", s.bold("session id:"), event.thread_id)?;
                 writeln!(err, "{}", s.dim("--------"))?;
             }
@@ -102,6 +131,7 @@ impl HumanEventWriter {
                     s.red("approval needed:"),
                     request.reason
                 )?;
+                self.write_hint(err)?;
             }
             EventMsg::TurnCompleted { usage, .. } => {
                 writeln!(err, "{}", s.magenta(&s.bold("tokens used")))?;
@@ -135,7 +165,11 @@ impl HumanEventWriter {
         Ok(())
     }
 
-    fn write_item_completed(&self, err: &mut dyn Write, item: &ThreadItem) -> std::io::Result<()> {
+    fn write_item_completed(
+        &mut self,
+        err: &mut dyn Write,
+        item: &ThreadItem,
+    ) -> std::io::Result<()> {
         let s = self.style;
         match item {
             ThreadItem::UserMessage { text, .. } => {
@@ -177,6 +211,7 @@ impl HumanEventWriter {
                 }
                 if let Some(denial) = sandbox_denial {
                     writeln!(err, "{} {denial}", s.red("sandbox:"))?;
+                    self.write_hint(err)?;
                 }
             }
             ThreadItem::FileChange {

@@ -18,7 +18,9 @@ use human_output::{HumanEventWriter, Style};
 use json_output::JsonEventWriter;
 use osprey_config::{ConfigBuilder, ConfigOverrides, EnvSnapshot};
 use osprey_core::ThreadManager;
-use osprey_protocol::{EventMsg, Op, ReviewDecision, SandboxMode, ThreadId, UserInput};
+use osprey_protocol::{
+    AskForApproval, EventMsg, Op, ReviewDecision, SandboxMode, ThreadId, UserInput,
+};
 use osprey_rollout::SessionSource;
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
@@ -76,39 +78,16 @@ async fn run(
     stderr: &mut dyn Write,
 ) -> Result<i32, Failure> {
     let cwd = resolve_cwd(cli.cwd.as_deref())?;
-    let overrides = ConfigOverrides {
-        model: cli.model.clone(),
-        profile: cli.profile.clone(),
-        cwd: Some(cwd.clone()),
-        sandbox_mode: cli.sandbox.map(|s| match s {
-            SandboxArg::ReadOnly => SandboxMode::ReadOnly,
-            SandboxArg::WorkspaceWrite => SandboxMode::WorkspaceWrite,
-            SandboxArg::DangerFullAccess => SandboxMode::DangerFullAccess,
-        }),
-        add_dirs: cli.add_dirs.clone(),
-        oss: cli.oss,
-        model_provider: cli
-            .local
-            .then(|| osprey_config::LOCAL_PROVIDER_ID.to_string()),
-        ..Default::default()
-    };
-    let loaded = ConfigBuilder::new(EnvSnapshot::from_pairs(env.clone()))
-        .cli_overrides(cli.config_overrides.clone())
-        .overrides(overrides)
-        .build()
-        .map_err(|e| {
-            if e.is_usage_error() {
-                Failure::usage(e.to_string())
-            } else {
-                Failure::failed(e.to_string())
-            }
-        })?;
+    let overrides = config_overrides(&cli, cwd);
+    let loaded = build_config(&cli, &env, overrides)?;
     let (config, warnings) = (loaded.config, loaded.warnings);
     for warning in warnings {
         let _ = writeln!(stderr, "warning: {warning}");
     }
 
-    if !cli.skip_git_repo_check && !inside_git_repo(&config.cwd) {
+    // Like Codex, --yolo also skips the check: it is meant for places sandboxed from outside.
+    let skip_git_check = cli.skip_git_repo_check || cli.dangerously_bypass_approvals_and_sandbox;
+    if !skip_git_check && !inside_git_repo(&config.cwd) {
         return Err(Failure::failed(format!(
             "{} is not inside a Git repository. Osprey edits files in place, and Git lets you review and undo its changes; run it in a repository, or pass --skip-git-repo-check to run here anyway.",
             config.cwd.display()
@@ -157,6 +136,7 @@ async fn run(
         .with_provider(osprey_local_model::LocalModelProvider::shared())
         .ignore_rules(cli.ignore_rules)
         .ephemeral(cli.ephemeral)
+        .unattended(true)
         .with_origin("osprey_exec", SessionSource::Exec);
     if let Ok(exe) = std::env::current_exe() {
         manager = manager.with_osprey_exe(exe);
@@ -250,6 +230,59 @@ async fn run(
         let _ = writeln!(stdout, "{message}");
     }
     Ok(code)
+}
+
+fn build_config(
+    cli: &ExecCli,
+    env: &HashMap<String, String>,
+    overrides: ConfigOverrides,
+) -> Result<osprey_config::LoadedConfig, Failure> {
+    ConfigBuilder::new(EnvSnapshot::from_pairs(env.clone()))
+        .cli_overrides(cli.config_overrides.clone())
+        .overrides(overrides)
+        .build()
+        .map_err(|e| {
+            if e.is_usage_error() {
+                Failure::usage(e.to_string())
+            } else {
+                Failure::failed(e.to_string())
+            }
+        })
+}
+
+/// The typed options the command line sets: flags beat every config layer.
+fn config_overrides(cli: &ExecCli, cwd: PathBuf) -> ConfigOverrides {
+    let (sandbox_mode, approval_policy) = if cli.full_auto {
+        (
+            Some(SandboxMode::WorkspaceWrite),
+            Some(AskForApproval::OnRequest),
+        )
+    } else if cli.dangerously_bypass_approvals_and_sandbox {
+        (
+            Some(SandboxMode::DangerFullAccess),
+            Some(AskForApproval::Never),
+        )
+    } else {
+        let mode = cli.sandbox.map(|s| match s {
+            SandboxArg::ReadOnly => SandboxMode::ReadOnly,
+            SandboxArg::WorkspaceWrite => SandboxMode::WorkspaceWrite,
+            SandboxArg::DangerFullAccess => SandboxMode::DangerFullAccess,
+        });
+        (mode, None)
+    };
+    ConfigOverrides {
+        model: cli.model.clone(),
+        profile: cli.profile.clone(),
+        cwd: Some(cwd),
+        sandbox_mode,
+        approval_policy,
+        add_dirs: cli.add_dirs.clone(),
+        oss: cli.oss,
+        model_provider: cli
+            .local
+            .then(|| osprey_config::LOCAL_PROVIDER_ID.to_string()),
+        ..Default::default()
+    }
 }
 
 fn resolve_cwd(arg: Option<&Path>) -> Result<PathBuf, Failure> {

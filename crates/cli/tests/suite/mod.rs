@@ -4,6 +4,7 @@ mod compaction;
 mod completion;
 mod error_text;
 mod exec_errors;
+mod exec_flags;
 mod exec_turns;
 mod layering;
 mod local_model;

@@ -9,7 +9,7 @@
 //! here — remembered for the session, persisted as a prefix rule, declined in words the model
 //! understands, or the turn aborted.
 
-use osprey_protocol::{ApprovalRequestKind, FileChangeSummary, ReviewDecision};
+use osprey_protocol::{ApprovalRequestKind, FileChangeSummary, ReviewDecision, SandboxMode};
 use serde_json::Value;
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -113,6 +113,29 @@ impl ApprovalSubject {
             Self::Patch { .. } => "The user declined this patch; nothing was changed. Do not apply it again; ask the user what to do instead.".to_string(),
             Self::McpTool { server, tool, .. } => format!("The user declined the call to {server}/{tool}."),
         }
+    }
+
+    /// What the model is told when a request was declined because no person can answer it
+    /// (an unattended run such as `osprey exec`): why it needed approval, what the sandbox
+    /// allows, and that asking again cannot help.
+    pub(crate) fn declined_unattended(&self, reason: &str, sandbox: SandboxMode) -> String {
+        let allows = match sandbox {
+            SandboxMode::ReadOnly => " (the sandbox is read-only, so nothing can be written)",
+            SandboxMode::WorkspaceWrite => {
+                " (the sandbox is workspace-write, so only the workspace and its writable roots can be written)"
+            }
+            SandboxMode::DangerFullAccess => "",
+        };
+        let what = match self {
+            Self::Command { .. } => "The command was not run".to_string(),
+            Self::Patch { .. } => "The patch was not applied; nothing was changed".to_string(),
+            Self::McpTool { server, tool, .. } => {
+                format!("The tool {server}/{tool} was not called")
+            }
+        };
+        format!(
+            "{what}: it needs approval ({reason}), and this run cannot ask a person, so the request was declined without anyone seeing it{allows}. Do not try it again in another form: finish what you can without it, then tell the user what you could not do and why."
+        )
     }
 
     /// Why the turn ends when the person chose "abort".

@@ -152,6 +152,9 @@ pub struct Orchestrator {
     pub broker: ApprovalBroker,
     /// What was approved for this session: commands, patch paths, MCP tools.
     pub session_approvals: SessionApprovals,
+    /// No person answers approval requests (`osprey exec`): a declined request is explained
+    /// to the model as such, and it is not told to ask again.
+    unattended: bool,
 }
 
 impl Orchestrator {
@@ -161,7 +164,21 @@ impl Orchestrator {
             sandbox,
             broker: ApprovalBroker::default(),
             session_approvals: SessionApprovals::default(),
+            unattended: false,
         }
+    }
+
+    /// Marks the session as run without a person to answer approval requests; its front end
+    /// declines them all.
+    pub fn unattended(mut self, unattended: bool) -> Self {
+        self.unattended = unattended;
+        self
+    }
+
+    /// Whether asking to run a command outside the sandbox can get a yes: the policy lets a
+    /// person decide, and there is a person.
+    pub fn may_escalate(&self, policy: AskForApproval) -> bool {
+        !self.unattended && policy != AskForApproval::Never
     }
 
     pub async fn run<T, F, Fut>(
@@ -345,7 +362,7 @@ impl Orchestrator {
             cwd: subject
                 .cwd()
                 .map_or_else(|| turn.cwd.clone(), std::path::Path::to_path_buf),
-            reason,
+            reason: reason.clone(),
             available_decisions: subject.available_decisions(amendment.as_deref()),
             justification,
             proposed_execpolicy_amendment: amendment,
@@ -372,6 +389,9 @@ impl Orchestrator {
                 }
                 Ok(())
             }
+            ReviewDecision::Denied if self.unattended => Err(ToolError::RespondToModel(
+                subject.declined_unattended(&reason, turn.sandbox_policy.mode()),
+            )),
             ReviewDecision::Denied => Err(ToolError::RespondToModel(subject.declined())),
             ReviewDecision::Abort => Err(ToolError::Fatal(subject.aborted())),
         }

@@ -134,7 +134,14 @@ pub async fn run_one_shot(inv: &ToolInvocation, shot: OneShot) -> Result<ToolOut
         .exit_code
         .or(outcome.signal.map(|s| 128 + s))
         .or(if outcome.timed_out { Some(124) } else { None });
-    let note = run.sandbox_denial.as_deref().map(sandbox_note);
+    let may_escalate = inv
+        .services
+        .orchestrator
+        .may_escalate(inv.turn.approval_policy);
+    let note = run
+        .sandbox_denial
+        .as_deref()
+        .map(|denial| sandbox_note(denial, may_escalate));
     item.completed(inv.scope(), &output, exit_code, run.sandbox_denial);
     let text = format_exec_output(ExecOutputView {
         chunk_id: Some(new_chunk_id()),
@@ -185,9 +192,17 @@ impl OutputProgress {
     }
 }
 
-/// The line that tells the model the sandbox, not the command, caused a failure.
-pub fn sandbox_note(denial: &str) -> String {
-    format!(
-        "Sandbox: the sandbox blocked this command ({denial}). If the task needs it, run it again with sandbox_permissions \"require_escalated\" and a justification."
-    )
+/// The line that tells the model the sandbox, not the command, caused a failure, and
+/// whether asking to run it outside the sandbox can help (`may_escalate`, see
+/// [`crate::tools::orchestrator::Orchestrator::may_escalate`]).
+pub fn sandbox_note(denial: &str, may_escalate: bool) -> String {
+    if may_escalate {
+        format!(
+            "Sandbox: the sandbox blocked this command ({denial}). If the task needs it, run it again with sandbox_permissions \"require_escalated\" and a justification."
+        )
+    } else {
+        format!(
+            "Sandbox: the sandbox blocked this command ({denial}). Nobody can approve running it outside the sandbox in this session, so do not try it again in another form: finish what you can, then tell the user what was blocked."
+        )
+    }
 }

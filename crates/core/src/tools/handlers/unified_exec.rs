@@ -134,7 +134,11 @@ impl ToolHandler for ExecCommandHandler {
         };
         let (process, collected) = run.value;
         let output = collected_text(&collected);
-        let note = run.sandbox_denial.as_deref().map(sandbox_note);
+        let may_escalate = services.orchestrator.may_escalate(inv.turn.approval_policy);
+        let note = run
+            .sandbox_denial
+            .as_deref()
+            .map(|denial| sandbox_note(denial, may_escalate));
         if let Some(exit) = collected.exited.as_ref() {
             let code = exit_code_of(exit);
             item.completed(inv.scope(), &output, Some(code), run.sandbox_denial.clone());
@@ -229,7 +233,14 @@ impl ToolHandler for WriteStdinHandler {
         let output = collected_text(&collected);
         session.append(&output);
         session.last_used = Instant::now();
-        let note = session.sandbox_denial.as_deref().map(sandbox_note);
+        let may_escalate = inv
+            .services
+            .orchestrator
+            .may_escalate(inv.turn.approval_policy);
+        let note = session
+            .sandbox_denial
+            .as_deref()
+            .map(|denial| sandbox_note(denial, may_escalate));
         let text;
         if let Some(exit) = collected.exited.as_ref() {
             let code = exit_code_of(exit);
