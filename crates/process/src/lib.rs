@@ -19,7 +19,8 @@
 //!
 //! # One-shot commands
 //!
-//! [`run_to_completion`] starts a command with stdin from `/dev/null`, reads stdout and
+//! [`run_to_completion`] starts a command with stdin from `/dev/null` (or, with
+//! [`run_to_completion_with_stdin`], fed from a buffer), reads stdout and
 //! stderr concurrently, and combines them in arrival order (the "aggregated output"),
 //! passing every chunk live to an optional [`OutputSink`]. An [`ExecExpiration`] decides
 //! when it must stop early: a timeout, a [`CancellationToken`](tokio_util::sync::CancellationToken),
@@ -93,4 +94,7 @@ pub use output::{CappedOutput, OutputCaps, OutputSink, omission_marker};
 pub use piped::{PipedChild, spawn_piped};
 pub use pty::TerminalSize;
 pub use request::{ExecRequest, SpawnError};
-pub use run::{DRAIN_AFTER_EXIT, DRAIN_AFTER_KILL, ExecOutcome, run_to_completion};
+pub use run::{
+    DRAIN_AFTER_EXIT, DRAIN_AFTER_KILL, ExecOutcome, run_to_completion,
+    run_to_completion_with_stdin,
+};

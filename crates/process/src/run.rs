@@ -1,11 +1,11 @@
-//! [`run_to_completion`]: start a command, stream and cap its combined output, stop it (and
-//! everything it started) when its expiration fires.
+//! [`run_to_completion`]: start a command (optionally feeding it stdin), stream and cap its
+//! combined output, stop it (and everything it started) when its expiration fires.
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::expiration::{ExecExpiration, Expiry};
 use crate::output::{CappedOutput, HeadTailBuffer, OutputCaps, OutputSink};
@@ -70,6 +70,31 @@ pub async fn run_to_completion(
     req: ExecRequest,
     expiration: ExecExpiration,
     caps: OutputCaps,
+    on_output: Option<OutputSink>,
+) -> Result<ExecOutcome, SpawnError> {
+    run(req, None, expiration, caps, on_output).await
+}
+
+/// [`run_to_completion`] with `input` as the child's stdin: written while the output is
+/// read (so neither side can block the other), then closed, so the child sees its end.
+/// For data too large for an argument: Linux refuses a single argument over 128 KiB.
+/// A child that exits or closes stdin without reading all of it is not an error; its exit
+/// status says what it made of that.
+pub async fn run_to_completion_with_stdin(
+    req: ExecRequest,
+    input: Vec<u8>,
+    expiration: ExecExpiration,
+    caps: OutputCaps,
+    on_output: Option<OutputSink>,
+) -> Result<ExecOutcome, SpawnError> {
+    run(req, Some(input), expiration, caps, on_output).await
+}
+
+async fn run(
+    req: ExecRequest,
+    input: Option<Vec<u8>>,
+    expiration: ExecExpiration,
+    caps: OutputCaps,
     mut on_output: Option<OutputSink>,
 ) -> Result<ExecOutcome, SpawnError> {
     let start = Instant::now();
@@ -84,9 +109,16 @@ pub async fn run_to_completion(
         });
     }
 
-    let mut cmd = request::command(&req, Stdin::Null);
+    let stdin = if input.is_some() {
+        Stdin::Piped
+    } else {
+        Stdin::Null
+    };
+    let mut cmd = request::command(&req, stdin);
     let mut child = cmd.spawn().map_err(|err| SpawnError::from_io(&req, err))?;
     drop(cmd);
+    let mut feeding = input.is_some();
+    let mut feed = std::pin::pin!(feed_stdin(child.stdin.take(), input.unwrap_or_default()));
     let mut group = GroupGuard {
         pgid: child.id(),
         armed: true,
@@ -146,6 +178,7 @@ pub async fn run_to_completion(
                     break;
                 }
             }
+            () = &mut feed, if feeding => feeding = false,
             res = stdout.read(&mut out_buf), if out_open => match res {
                 Ok(0) | Err(_) => out_open = false,
                 Ok(n) => on_chunk(&out_buf[..n]),
@@ -176,6 +209,17 @@ pub async fn run_to_completion(
         duration: start.elapsed(),
         output: buffer.finish(),
     })
+}
+
+/// Writes `input` to the child's stdin and closes it. A child that stops reading (it
+/// exited, or closed its stdin) ends the write early; that is its choice, not an error.
+async fn feed_stdin(pipe: Option<tokio::process::ChildStdin>, input: Vec<u8>) {
+    let Some(mut pipe) = pipe else {
+        return;
+    };
+    if let Err(err) = pipe.write_all(&input).await {
+        tracing::debug!(%err, "the child stopped reading its stdin");
+    }
 }
 
 async fn sleep_until_opt(deadline: Option<tokio::time::Instant>) {

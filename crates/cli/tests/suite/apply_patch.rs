@@ -160,6 +160,55 @@ async fn heredoc_through_the_shell_tool_is_applied_by_the_patcher() {
     server.verify();
 }
 
+/// Regression: the sandboxed path passed the patch as one argument, and Linux refuses a
+/// single argument over 128 KiB (MAX_ARG_STRLEN), so big patches failed to start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn patch_over_128_kib_applies_in_the_sandbox() {
+    let repo = temp_git_repo();
+    std::fs::write(repo.path().join("small.txt"), "old\n").unwrap();
+    let lines: Vec<String> = (0..4000)
+        .map(|i| format!("line {i:05} of a generated file that is long enough to add up"))
+        .collect();
+    let body: String = lines.iter().map(|l| format!("+{l}\n")).collect();
+    let patch = format!(
+        "*** Begin Patch\n*** Add File: big.txt\n{body}\
+         *** Update File: small.txt\n@@\n-old\n+new\n*** End Patch"
+    );
+    assert!(patch.len() > 200 * 1024, "{} bytes", patch.len());
+    let server = MockModelServer::start(vec![patch_call("call_1", &patch), answer()]).await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    home.write_config(
+        "approval_policy = \"never\"\n\
+         sandbox_workspace_write.exclude_slash_tmp = true\n\
+         sandbox_workspace_write.exclude_tmpdir_env_var = true\n",
+    );
+    let out = osprey_async(
+        &home,
+        repo.path(),
+        &["exec", "--json", "-s", "workspace-write", "edit"],
+        "",
+    )
+    .await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let output = server.requests()[1].output_for("call_1").unwrap();
+    assert!(
+        output.contains("A big.txt") && output.contains("M small.txt"),
+        "{}",
+        &output[..output.len().min(2000)]
+    );
+    let want: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    assert!(
+        std::fs::read_to_string(repo.path().join("big.txt")).unwrap() == want,
+        "big.txt differs from the patch"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join("small.txt")).unwrap(),
+        "new\n"
+    );
+    assert_eq!(file_changes(&jsonl(&out))[0]["status"], "completed");
+    server.verify();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn patch_outside_the_workspace_is_refused_under_never() {
     let repo = temp_git_repo();

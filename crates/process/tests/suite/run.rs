@@ -222,3 +222,44 @@ async fn an_escaped_grandchild_holding_the_pipes_does_not_hang_us() {
     );
     kill_leftover(pid).await;
 }
+
+/// Stdin larger than any pipe buffer (and than Linux's 128 KiB limit on one argument) reaches
+/// the child whole while its output is read, and its end is seen.
+#[tokio::test]
+async fn stdin_input_reaches_the_child_whole() {
+    let input: Vec<u8> = (0..300_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+    let outcome = osprey_process::run_to_completion_with_stdin(
+        sh("cat; echo; echo end"),
+        input.clone(),
+        ExecExpiration::timeout(Duration::from_secs(30)),
+        OutputCaps {
+            head_bytes: 1 << 20,
+            tail_bytes: 1 << 20,
+        },
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(outcome.exit_code, Some(0));
+    let mut want = String::from_utf8(input).unwrap();
+    want.push_str("\nend\n");
+    assert_eq!(outcome.output_lossy(), want);
+}
+
+/// A child that never reads its stdin is not held up by it, and that is not an error.
+#[tokio::test]
+async fn unread_stdin_neither_blocks_nor_fails() {
+    let outcome = osprey_process::run_to_completion_with_stdin(
+        sh("exec 0<&-; echo done"),
+        vec![b'x'; 4 << 20],
+        ExecExpiration::timeout(Duration::from_secs(30)),
+        OutputCaps::default(),
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        (outcome.exit_code, outcome.output_lossy().as_str()),
+        (Some(0), "done\n")
+    );
+}

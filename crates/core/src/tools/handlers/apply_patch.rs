@@ -23,7 +23,7 @@ use osprey_apply_patch::{
     maybe_parse_apply_patch_invocation, parse_patch, verify_patch,
 };
 use osprey_config::ApplyPatchToolType;
-use osprey_process::{ExecExpiration, OutputCaps, run_to_completion};
+use osprey_process::{ExecExpiration, OutputCaps, run_to_completion_with_stdin};
 use osprey_protocol::{
     AskForApproval, EventMsg, FileChangeKind, FileChangeSummary, ItemStatus, SandboxPolicy,
     ThreadItem,
@@ -236,7 +236,8 @@ async fn apply_in_process(verified: &VerifiedPatch) -> Result<String, String> {
     .map_err(|e| format!("apply_patch stopped unexpectedly: {e}"))?
 }
 
-/// Runs the `apply_patch` virtual command inside the sandbox.
+/// Runs the `apply_patch` virtual command inside the sandbox, with the patch on its stdin:
+/// Linux refuses a single argument over 128 KiB, and patches can be bigger.
 async fn apply_in_sandbox(
     inv: &ToolInvocation,
     exe: &Path,
@@ -258,7 +259,6 @@ async fn apply_in_sandbox(
         argv: vec![
             exe.display().to_string(),
             "--osprey-run-as-apply-patch".to_string(),
-            text.to_string(),
         ],
         cwd: cwd.to_path_buf(),
         env,
@@ -270,8 +270,9 @@ async fn apply_in_sandbox(
         .services
         .orchestrator
         .run_preapproved(inv.scope(), &plan, |request, _| async move {
-            let outcome = run_to_completion(
+            let outcome = run_to_completion_with_stdin(
                 request,
+                text.as_bytes().to_vec(),
                 ExecExpiration::timeout(Duration::from_secs(60)),
                 OutputCaps::default(),
                 None,
