@@ -144,8 +144,8 @@ pub(crate) struct ResolveInputs<'a> {
     pub profile: Option<String>,
     pub add_dirs: &'a [PathBuf],
     pub requirements: ConfigRequirements,
-    /// Whether `OPENAI_API_KEY` is set: without it and without a configured provider, the
-    /// embedded local model is used.
+    /// Whether `OPENAI_API_KEY` is set: without it, and with no provider and no model configured,
+    /// the embedded local model is used.
     pub openai_key_present: bool,
 }
 
@@ -162,18 +162,22 @@ impl Config {
         let layers = inputs.layers;
         let cwd = inputs.cwd;
 
-        // No provider anywhere and no OpenAI key: the embedded model, so a fresh machine works.
-        let implicit_local = toml.model_provider.is_none() && !inputs.openai_key_present;
+        // Nothing chooses a model (no provider and no model in any layer or flag) and there is
+        // no OpenAI key: the embedded model, so a fresh machine works. Whoever named a model
+        // meant a hosted one, and gets the missing-key error instead of a 1.1 GB download.
+        let implicit_local =
+            toml.model_provider.is_none() && toml.model.is_none() && !inputs.openai_key_present;
         if implicit_local {
             toml.model_provider = Some(LOCAL_PROVIDER_ID.to_owned());
             warnings.push(ConfigWarning {
                 location: Location::new(ConfigSource::Default),
                 key: "model_provider".to_owned(),
-                message: "no model provider is configured and OPENAI_API_KEY is not set, so \
+                message:
+                    "no model or model provider is configured and OPENAI_API_KEY is not set, so \
                           the embedded local model runs (Qwen2.5-Coder-1.5B on the CPU: slow, \
                           and far weaker than hosted models). To use a hosted model, export \
                           OPENAI_API_KEY or set `model_provider` in config.toml."
-                    .to_owned(),
+                        .to_owned(),
             });
         }
         let model = toml.model.clone().unwrap_or_else(|| {

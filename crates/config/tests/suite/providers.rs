@@ -135,3 +135,24 @@ fn without_a_provider_or_an_openai_key_the_local_model_is_used_and_said_so() {
     assert_eq!(loaded.config.model_provider_id, "openai");
     assert!(loaded.warnings.iter().all(|w| w.key != "model_provider"));
 }
+
+#[test]
+fn a_configured_model_is_never_served_by_the_embedded_model() {
+    let mut fx = Fixture::new();
+    fx.env = osprey_config::EnvSnapshot::from_pairs([("OSPREY_HOME", fx.home.to_str().unwrap())]);
+    fx.write_user("model = \"gpt-5.1\"\n");
+    let loaded = fx.build().unwrap();
+    assert_eq!(loaded.config.model_provider_id, "openai");
+    assert_eq!(loaded.config.model, "gpt-5.1");
+    assert!(loaded.config.model_provider.requires_api_key());
+    assert!(loaded.warnings.iter().all(|w| w.key != "model_provider"));
+
+    // `-m` is a layer like any other.
+    fx.write_user("");
+    let overrides = ConfigOverrides {
+        model: Some("gpt-5.1".into()),
+        ..Default::default()
+    };
+    let c = fx.build_with(&[], overrides).unwrap().config;
+    assert_eq!(c.model_provider_id, "openai");
+}
