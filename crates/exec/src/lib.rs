@@ -190,6 +190,13 @@ async fn run(
             // The reader went away (closed pipe): stop the turn, there is nobody to tell.
             let _ = thread.submit(Op::Interrupt).await;
         }
+        if json.is_some()
+            && let EventMsg::Warning { message } = &event.msg
+        {
+            // JSON Lines are for programs; a person watching stderr still learns of warnings
+            // such as an MCP server that failed to start (one line each).
+            let _ = writeln!(stderr, "warning: {}", one_line(message));
+        }
         match &event.msg {
             EventMsg::ApprovalRequested(request) => {
                 let _ = thread
@@ -230,6 +237,16 @@ async fn run(
         let _ = writeln!(stdout, "{message}");
     }
     Ok(code)
+}
+
+/// A message on one line: its lines joined with ` | `, blank ones dropped.
+fn one_line(message: &str) -> String {
+    message
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join(" | ")
 }
 
 fn build_config(
