@@ -248,6 +248,117 @@ fn clip(text: &str) -> String {
     )
 }
 
+/// What a tool output left out to fit the context window says instead.
+pub const OMITTED_OUTPUT: &str = "[output omitted to fit the context window]";
+
+/// The positions in `prompt.input` of the tool outputs that may be left out to fit the
+/// context window, oldest first.
+///
+/// The outputs answering the model's latest calls (the last run of consecutive calls, and
+/// every output after its start) are never left out while no message has followed them:
+/// the model is about to act on them, and without them it would only make the same calls
+/// again. Outputs no longer than [`OMITTED_OUTPUT`] are not worth replacing.
+pub fn omittable_outputs(prompt: &Prompt) -> Vec<usize> {
+    let input = &prompt.input;
+    let is_call = |item: &ResponseItem| {
+        matches!(
+            item,
+            ResponseItem::FunctionCall { .. } | ResponseItem::CustomToolCall { .. }
+        )
+    };
+    let answered = |after: usize| {
+        input
+            .get(after..)
+            .unwrap_or_default()
+            .iter()
+            .any(|item| matches!(item, ResponseItem::Message { .. }))
+    };
+    let protected_from = match input.iter().rposition(is_call) {
+        Some(last) if !answered(last + 1) => {
+            let run = input
+                .get(..=last)
+                .unwrap_or_default()
+                .iter()
+                .rev()
+                .take_while(|item| is_call(item))
+                .count();
+            last + 1 - run
+        }
+        _ => input.len(),
+    };
+    input
+        .iter()
+        .enumerate()
+        .take(protected_from)
+        .filter(|(_, item)| {
+            output_text(item).is_some_and(|text| text.chars().count() > OMITTED_OUTPUT.len())
+        })
+        .map(|(index, _)| index)
+        .collect()
+}
+
+fn output_text(item: &ResponseItem) -> Option<String> {
+    match item {
+        ResponseItem::FunctionCallOutput { output, .. } => Some(output.text()),
+        ResponseItem::CustomToolCallOutput { output, .. } => Some(output.clone()),
+        _ => None,
+    }
+}
+
+/// `prompt` with the tool outputs at `positions` of its input replaced by
+/// [`OMITTED_OUTPUT`] (the calls stay, so every call still has its output).
+pub fn omit_outputs(prompt: &Prompt, positions: &[usize]) -> Prompt {
+    let mut trimmed = prompt.clone();
+    for &position in positions {
+        match trimmed.input.get_mut(position) {
+            Some(ResponseItem::FunctionCallOutput { output, .. }) => {
+                *output = OMITTED_OUTPUT.to_string().into();
+            }
+            Some(ResponseItem::CustomToolCallOutput { output, .. }) => {
+                *output = OMITTED_OUTPUT.to_string();
+            }
+            _ => {}
+        }
+    }
+    trimmed
+}
+
+/// The safety net under the agent's compaction: when `prompt` does not fit (`fits` says
+/// whether a candidate does), leave out the fewest of its oldest tool outputs (see
+/// [`omittable_outputs`]) that make it fit. Returns the prompt to send and how many outputs
+/// were left out, or `None` when even leaving out all of them is not enough (then the
+/// conversation must be compacted). The prompt returned is always the last one `fits`
+/// accepted, so a caller can keep what it measured. The search assumes that leaving out
+/// more never makes a prompt longer, which holds because only outputs longer than the
+/// placeholder are replaced; what it returns fits either way.
+pub fn fit_by_omitting_outputs<E>(
+    prompt: &Prompt,
+    mut fits: impl FnMut(&Prompt) -> Result<bool, E>,
+) -> Result<Option<(Prompt, usize)>, E> {
+    if fits(prompt)? {
+        return Ok(Some((prompt.clone(), 0)));
+    }
+    let omittable = omittable_outputs(prompt);
+    let with_oldest = |n: usize| omit_outputs(prompt, omittable.get(..n).unwrap_or_default());
+    let mut best = with_oldest(omittable.len());
+    if omittable.is_empty() || !fits(&best)? {
+        return Ok(None);
+    }
+    // Binary search for the fewest: `too_few` outputs left out do not fit, `enough` do.
+    let (mut too_few, mut enough) = (0, omittable.len());
+    while enough - too_few > 1 {
+        let middle = too_few + (enough - too_few) / 2;
+        let candidate = with_oldest(middle);
+        if fits(&candidate)? {
+            enough = middle;
+            best = candidate;
+        } else {
+            too_few = middle;
+        }
+    }
+    Ok(Some((best, enough)))
+}
+
 /// The call with the same name and arguments (compared as JSON) made just before this
 /// response, if the history ends with one — the loop guard's evidence.
 pub fn previous_call(prompt: &Prompt) -> Option<(String, Value)> {
@@ -348,6 +459,101 @@ mod tests {
         let clipped = clip(&text);
         assert!(clipped.starts_with("aaa") && clipped.ends_with("bbb"));
         assert!(clipped.contains("2000 characters omitted"));
+    }
+
+    fn call(id: &str) -> ResponseItem {
+        ResponseItem::FunctionCall {
+            id: None,
+            name: "shell_command".into(),
+            arguments: format!(r#"{{"command":"cat {id}.txt"}}"#),
+            call_id: id.into(),
+            extra: Default::default(),
+        }
+    }
+
+    fn output(id: &str, text: &str) -> ResponseItem {
+        ResponseItem::FunctionCallOutput {
+            call_id: id.into(),
+            output: FunctionCallOutputPayload::from(text.to_string()),
+        }
+    }
+
+    /// A turn that read three large files one after another, then two at once.
+    fn long_turn() -> Prompt {
+        Prompt {
+            model: "local".into(),
+            input: vec![
+                ResponseItem::user_text("summarise the logs"),
+                call("a"),
+                output("a", &"a".repeat(900)),
+                call("b"),
+                output("b", "ok"),
+                call("c"),
+                output("c", &"c".repeat(900)),
+                call("d"),
+                call("e"),
+                output("d", &"d".repeat(900)),
+                output("e", &"e".repeat(900)),
+            ],
+            ..Prompt::default()
+        }
+    }
+
+    fn rendered_chars(prompt: &Prompt) -> usize {
+        messages(prompt, &[], PromptStyle::Compact)
+            .iter()
+            .map(|m| m.content.chars().count())
+            .sum()
+    }
+
+    #[test]
+    fn the_outputs_of_the_latest_calls_and_short_ones_are_never_left_out() {
+        let prompt = long_turn();
+        // a and c; not b (shorter than the placeholder), not d and e (the latest calls).
+        assert_eq!(omittable_outputs(&prompt), [2, 6]);
+        // Once the model answered, the latest outputs may go too.
+        let mut answered = prompt;
+        answered.input.push(ResponseItem::assistant_text("Done."));
+        answered.input.push(ResponseItem::user_text("and now?"));
+        assert_eq!(omittable_outputs(&answered), [2, 6, 9, 10]);
+    }
+
+    #[test]
+    fn an_over_long_conversation_loses_its_oldest_outputs_first_and_only_as_many_as_needed() {
+        let prompt = long_turn();
+        let full = rendered_chars(&prompt);
+        let fits_under = |budget: usize| move |p: &Prompt| Ok::<_, ()>(rendered_chars(p) <= budget);
+
+        // Fits as it is: unchanged.
+        let (same, omitted) = fit_by_omitting_outputs(&prompt, fits_under(full))
+            .unwrap()
+            .unwrap();
+        assert_eq!((same, omitted), (prompt.clone(), 0));
+
+        // A little too long: only the oldest output goes, the calls all stay.
+        let (trimmed, omitted) = fit_by_omitting_outputs(&prompt, fits_under(full - 10))
+            .unwrap()
+            .unwrap();
+        assert_eq!(omitted, 1);
+        assert_eq!(trimmed, omit_outputs(&prompt, &[2]));
+        let shown = messages(&trimmed, &[], PromptStyle::Compact);
+        assert!(shown[3].content.contains(OMITTED_OUTPUT), "{shown:?}");
+        assert!(shown.iter().all(|m| !m.content.contains("aaaa")));
+        assert!(shown.iter().any(|m| m.content.contains("cccc")));
+        assert_eq!(trimmed.input.len(), prompt.input.len());
+
+        // Needs both old outputs gone.
+        let (trimmed, omitted) = fit_by_omitting_outputs(&prompt, fits_under(full - 1000))
+            .unwrap()
+            .unwrap();
+        assert_eq!(omitted, 2);
+        assert_eq!(trimmed, omit_outputs(&prompt, &[2, 6]));
+
+        // Would need the latest outputs too: not fitted here (the agent compacts instead).
+        assert_eq!(
+            fit_by_omitting_outputs(&prompt, fits_under(full - 2000)).unwrap(),
+            None
+        );
     }
 
     #[test]

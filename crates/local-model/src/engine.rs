@@ -36,12 +36,17 @@ use crate::parse::parse_output;
 use crate::prefix_cache;
 use crate::stats::Stats;
 
+mod fit;
+use fit::Fitted;
+
 pub(crate) const PROVIDER: &str = "local";
 
 /// Tuning for the embedded model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LocalModelOptions {
-    /// Context window in tokens (prompt + answer).
+    /// Context window in tokens (prompt + answer). A prompt that does not fit with room
+    /// for the answer is refused as too long (`ModelError::ContextWindowExceeded`) unless
+    /// leaving out old tool outputs makes it fit.
     pub context_tokens: u32,
     /// Threads for llama.cpp; `None` uses every available core.
     pub threads: Option<u32>,
@@ -59,11 +64,14 @@ pub struct LocalModelOptions {
 }
 
 impl Default for LocalModelOptions {
+    /// The defaults of `[local_model]` (the agent's compaction works from the same context
+    /// window), with no disk cache.
     fn default() -> Self {
+        let config = osprey_config::LocalModelConfig::default();
         Self {
-            context_tokens: 8192,
+            context_tokens: config.context_tokens,
             threads: None,
-            max_output_tokens: 1536,
+            max_output_tokens: config.max_output_tokens,
             prefix_cache_dir: None,
             constrained: true,
             prompt_style: PromptStyle::Compact,
@@ -355,31 +363,24 @@ impl Engine<'_> {
         stats: &mut Stats,
     ) -> Result<(), ModelError> {
         let tools = ToolDef::from_specs(&job.prompt.tools);
-        let messages = conversation::messages(&job.prompt, &tools, self.options.prompt_style);
-        let full_text = self.render(&messages, true)?;
-        let prefix_text = self.render(messages.get(..1).unwrap_or_default(), false)?;
-        let tokens = self.tokenize(&full_text);
-        let prefix_tokens = self.tokenize(&prefix_text);
-        let prefix_len =
-            if full_text.starts_with(&prefix_text) && tokens.starts_with(&prefix_tokens) {
-                prefix_tokens.len()
-            } else {
-                0
-            };
-        let n_ctx = self.ctx.n_ctx() as usize;
-        if tokens.len() + 16 >= n_ctx {
-            return Err(ModelError::ContextWindowExceeded {
-                provider: PROVIDER.to_string(),
-                message: format!(
-                    "the conversation is {} tokens; the local model's context holds {n_ctx}",
-                    tokens.len()
-                ),
-            });
-        }
-        let max_out = (self.options.max_output_tokens as usize).min(n_ctx - tokens.len() - 1);
+        let Fitted {
+            tokens,
+            prefix_text,
+            prefix_len,
+            max_out,
+            omitted_outputs,
+        } = match self.fit(&job.prompt, &tools) {
+            Ok(fitted) => fitted,
+            Err(refused) => {
+                // Nothing was processed: the cached state stays good for the next request.
+                let _ = job.events.blocking_send(Err(refused));
+                return Ok(());
+            }
+        };
+        stats.prompt_tokens = tokens.len();
+        stats.omitted_outputs = omitted_outputs;
 
         self.process_prompt(&tokens, prefix_len, &prefix_text, stats)?;
-        stats.prompt_tokens = tokens.len();
         stats.first_token_ms = None;
 
         let mut grammar = if self.options.constrained && !tools.is_empty() {

@@ -22,6 +22,10 @@
 //! - The engine keeps the KV state of the previous request so a thread's next turn only
 //!   processes new tokens, and saves the fixed prefix (instructions + tools) to disk
 //!   ([`prefix_cache`]) so a new process starts answering in seconds.
+//! - Each request is fitted into the context window before it is processed: a prompt that
+//!   does not fit with room for the answer loses its oldest tool outputs when that suffices
+//!   ([`conversation::fit_by_omitting_outputs`]) and is otherwise refused as too long
+//!   (`ModelError::ContextWindowExceeded`), so the agent compacts and resends.
 //! - [`serve`] exposes the model as an OpenAI-compatible server; [`run_model_command`] is
 //!   what `osprey model fetch|serve` do (the `cli` crate parses their command line).
 //!
@@ -59,10 +63,6 @@ pub const PROVIDER_ID: &str = osprey_config::LOCAL_PROVIDER_ID;
 
 /// The model name reported for the embedded model.
 pub const MODEL_NAME: &str = "qwen2.5-coder-1.5b-instruct-q4_k_m";
-
-/// The context window of the embedded model with default options, in tokens (for the
-/// core's compaction threshold).
-pub const CONTEXT_TOKENS: u32 = 8192;
 
 /// Loads the model installed for `home` (`$OSPREY_HOME/models/…`) with default options and
 /// the prefix cache under the same folder. Blocking for a few seconds.

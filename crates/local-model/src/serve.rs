@@ -74,9 +74,27 @@ fn bad_request(message: impl Into<String>) -> Response {
     (StatusCode::BAD_REQUEST, Json(body)).into_response()
 }
 
+/// A failed request as OpenAI reports it. A prompt too long for the context is the
+/// client's to fix (compact and resend), so it is a 400 with OpenAI's
+/// `context_length_exceeded` code, which harnesses recognise.
 fn server_error(err: &ModelError) -> Response {
-    let body = json!({"error": {"message": err.to_string(), "type": "server_error"}});
-    (StatusCode::INTERNAL_SERVER_ERROR, Json(body)).into_response()
+    let code = error_code(err);
+    let (status, kind) = if err.is_context_window_exceeded() {
+        (StatusCode::BAD_REQUEST, "invalid_request_error")
+    } else {
+        (StatusCode::INTERNAL_SERVER_ERROR, "server_error")
+    };
+    let body = json!({"error": {"message": err.to_string(), "type": kind, "code": code}});
+    (status, Json(body)).into_response()
+}
+
+/// The OpenAI error code for `err`.
+fn error_code(err: &ModelError) -> &'static str {
+    if err.is_context_window_exceeded() {
+        "context_length_exceeded"
+    } else {
+        "server_error"
+    }
 }
 
 /// Logs what a request asks for: enough to see what a client sends.
@@ -319,8 +337,10 @@ async fn chat_completions(
                 }
                 Ok(_) => vec![],
                 Err(err) => vec![
-                    Event::default()
-                        .data(json!({"error": {"message": err.to_string()}}).to_string()),
+                    Event::default().data(
+                        json!({"error": {"message": err.to_string(), "code": error_code(&err)}})
+                            .to_string(),
+                    ),
                 ],
             };
             futures::future::ready(Some(out))
@@ -425,7 +445,7 @@ async fn responses(
             Ok(_) => Event::default().comment("ignored"),
             Err(err) => named("response.failed",
                 json!({"type": "response.failed", "response": {"id": id, "status": "failed",
-                    "error": {"code": "server_error", "message": err.to_string()}}})),
+                    "error": {"code": error_code(&err), "message": err.to_string()}}})),
         };
         Ok::<_, Infallible>(ev)
     });
@@ -442,6 +462,36 @@ fn now() -> u64 {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[tokio::test]
+    async fn a_prompt_too_long_for_the_context_is_reported_as_openai_does() {
+        let overflow = ModelError::ContextWindowExceeded {
+            provider: "local".into(),
+            message: "the prompt is 2000 tokens".into(),
+        };
+        let response = server_error(&overflow);
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        let body: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(body["error"]["code"], "context_length_exceeded");
+        assert_eq!(body["error"]["type"], "invalid_request_error");
+        // Osprey's own HTTP client reads it as an overflow (and compacts).
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains("context window"), "{message}");
+
+        let other = ModelError::ResponseFailed {
+            provider: "local".into(),
+            code: None,
+            message: "x".into(),
+        };
+        assert_eq!(
+            server_error(&other).status(),
+            StatusCode::INTERNAL_SERVER_ERROR
+        );
+        assert_eq!(error_code(&other), "server_error");
+    }
 
     #[test]
     fn chat_messages_become_prompt_items() {

@@ -19,6 +19,8 @@ pub struct Stats {
     pub generated_tokens: usize,
     pub generation_ms: f64,
     pub total_ms: f64,
+    /// Old tool outputs left out so the prompt fits the context window.
+    pub omitted_outputs: usize,
     /// llama.cpp's own count of prompt tokens it evaluated and the time it spent, from its
     /// performance counters — the reference our wall-clock figures are compared with.
     pub llama_prompt_tokens: usize,

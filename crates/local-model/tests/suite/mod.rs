@@ -1,5 +1,6 @@
 mod common;
 mod e2e;
 mod grammar_property;
+mod limits;
 mod model;
 mod serve;
