@@ -108,7 +108,9 @@ async fn run(
         None => None,
     };
 
-    let mut items = vec![UserInput::Text { text: prompt }];
+    // Images first, then the prompt, as Codex sends them: the model reads the text with the
+    // images (labelled `[Image #1]`, `[Image #2]`, … by the core) already in view.
+    let mut items = Vec::with_capacity(cli.images.len() + 1);
     for image in &cli.images {
         let path = if image.is_absolute() {
             image.clone()
@@ -123,6 +125,7 @@ async fn run(
         }
         items.push(UserInput::LocalImage { path });
     }
+    items.push(UserInput::Text { text: prompt });
 
     let color = match cli.color {
         ColorArg::Always => true,

@@ -294,15 +294,29 @@ fn compacted_history(compacted: &CompactedItem) -> Vec<ResponseItem> {
 /// The text of a user message the user typed, trimmed; `None` for other items and for
 /// messages the agent added as context.
 pub(crate) fn typed_user_text(item: &ResponseItem) -> Option<String> {
-    if item.role() != Some("user") {
+    let ResponseItem::Message { role, content, .. } = item else {
+        return None;
+    };
+    if role != "user" {
         return None;
     }
-    let text = item.message_text()?;
+    // The labels around attached images (`<image name=[Image #1] …>`, `</image>`) are not
+    // typed text.
+    let text: String = content
+        .iter()
+        .filter_map(|part| part.text())
+        .filter(|text| !is_image_label(text))
+        .collect();
     let text = text.trim();
     if text.is_empty() || CONTEXTUAL_PREFIXES.iter().any(|p| text.starts_with(p)) {
         return None;
     }
     Some(text.to_string())
+}
+
+/// Whether a text part is one of the tags the core wraps an attached image in.
+fn is_image_label(text: &str) -> bool {
+    text == "</image>" || (text.starts_with("<image name=") && text.ends_with('>'))
 }
 
 #[cfg(test)]
@@ -361,5 +375,23 @@ mod tests {
             Some("fix it")
         );
         assert_eq!(typed_user_text(&ResponseItem::assistant_text("hi")), None);
+    }
+
+    #[test]
+    fn image_labels_are_not_typed_text() {
+        use osprey_protocol::ContentItem;
+        let text = |t: &str| ContentItem::InputText { text: t.into() };
+        let message = ResponseItem::message(
+            "user",
+            vec![
+                text("<image name=[Image #1] path=\"/w/a.png\">"),
+                ContentItem::InputImage {
+                    image_url: "data:image/png;base64,AA==".into(),
+                },
+                text("</image>"),
+                text("describe it"),
+            ],
+        );
+        assert_eq!(typed_user_text(&message).as_deref(), Some("describe it"));
     }
 }

@@ -273,7 +273,8 @@ async fn image_flag_attaches_an_input_image() {
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let request = server.single_request();
     let last = request.input().last().unwrap().clone();
-    assert_eq!(last["content"][0]["text"], "what is this?");
+    // The labelled image comes first, then the prompt (see exec_images.rs for the form).
+    assert_eq!(last["content"][3]["text"], "what is this?");
     assert_eq!(last["content"][1]["type"], "input_image");
     assert!(
         last["content"][1]["image_url"]

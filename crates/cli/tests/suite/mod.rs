@@ -5,6 +5,7 @@ mod completion;
 mod error_text;
 mod exec_errors;
 mod exec_flags;
+mod exec_images;
 mod exec_mcp_failures;
 mod exec_model_choice;
 mod exec_turns;

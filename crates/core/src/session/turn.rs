@@ -438,26 +438,49 @@ pub(crate) fn initial_context(session: &Session, turn: &TurnContext) -> Vec<Resp
     items
 }
 
+/// The user message for one turn's input, in the wire form of Codex 0.171: each attached
+/// file image is wrapped in `<image name=[Image #N] path="…">` … `</image>` text parts, so
+/// the model can refer to it by name; `N` counts every image of the message in order (an
+/// image URL counts but is sent unwrapped, as Codex does).
 fn user_input_item(input: &[UserInput], max_image_dimension: u32) -> ResponseItem {
-    let content = input
-        .iter()
-        .map(|part| match part {
-            UserInput::Text { text } => ContentItem::InputText { text: text.clone() },
-            UserInput::Image { image_url } => ContentItem::InputImage {
-                image_url: image_url.clone(),
-            },
+    let mut image_number = 0usize;
+    let mut content = Vec::with_capacity(input.len());
+    for part in input {
+        match part {
+            UserInput::Text { text } => content.push(ContentItem::InputText { text: text.clone() }),
+            UserInput::Image { image_url } => {
+                image_number += 1;
+                content.push(ContentItem::InputImage {
+                    image_url: image_url.clone(),
+                });
+            }
             UserInput::LocalImage { path } => {
+                image_number += 1;
                 match osprey_tools::load_image_for_model(path, max_image_dimension) {
-                    Ok(image) => ContentItem::InputImage {
-                        image_url: image.data_url,
-                    },
-                    Err(e) => ContentItem::InputText {
-                        text: format!("[the image {} could not be attached: {e}]", path.display()),
-                    },
+                    Ok(image) => content.extend([
+                        ContentItem::InputText {
+                            text: format!(
+                                "<image name=[Image #{image_number}] path=\"{}\">",
+                                path.display()
+                            ),
+                        },
+                        ContentItem::InputImage {
+                            image_url: image.data_url,
+                        },
+                        ContentItem::InputText {
+                            text: "</image>".to_string(),
+                        },
+                    ]),
+                    Err(e) => content.push(ContentItem::InputText {
+                        text: format!(
+                            "[Image #{image_number}, {}, could not be attached: {e}]",
+                            path.display()
+                        ),
+                    }),
                 }
             }
-        })
-        .collect();
+        }
+    }
     ResponseItem::message("user", content)
 }
 
