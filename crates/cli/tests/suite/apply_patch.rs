@@ -209,6 +209,33 @@ async fn patch_over_128_kib_applies_in_the_sandbox() {
     server.verify();
 }
 
+/// Regression: the sandboxed virtual command was allowed only the cwd and the configured
+/// writable roots, not the temp dirs workspace-write makes writable, so a patch the policy
+/// let through without asking failed in the sandbox.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn patch_into_a_writable_temp_dir_applies_in_the_sandbox() {
+    let repo = temp_git_repo();
+    let scratch = tempfile::tempdir_in("/tmp").unwrap();
+    let target = scratch.path().join("notes.txt");
+    let patch = format!(
+        "*** Begin Patch\n*** Add File: {}\n+scratch\n*** End Patch",
+        target.display()
+    );
+    let server = MockModelServer::start(vec![patch_call("call_1", &patch), answer()]).await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    home.write_config("sandbox_mode = \"workspace-write\"\napproval_policy = \"never\"\n");
+    let out = osprey_async(&home, repo.path(), &["exec", "--json", "edit"], "").await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let output = server.requests()[1].output_for("call_1").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&target).ok().as_deref(),
+        Some("scratch\n"),
+        "{output}"
+    );
+    assert_eq!(file_changes(&jsonl(&out))[0]["status"], "completed");
+    server.verify();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn patch_outside_the_workspace_is_refused_under_never() {
     let repo = temp_git_repo();

@@ -25,10 +25,9 @@ use osprey_apply_patch::{
 use osprey_config::ApplyPatchToolType;
 use osprey_process::{ExecExpiration, OutputCaps, run_to_completion_with_stdin};
 use osprey_protocol::{
-    AskForApproval, EventMsg, FileChangeKind, FileChangeSummary, ItemStatus, SandboxPolicy,
-    ThreadItem,
+    AskForApproval, EventMsg, FileChangeKind, FileChangeSummary, ItemStatus, ThreadItem,
 };
-use osprey_sandboxing::{FileSystemPolicy, FsAccess};
+use osprey_sandboxing::{FileSystemPolicy, FsAccess, WRITABLE_DEVICES};
 use osprey_tools::{ApplyPatchArgs, ToolSpec};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -237,7 +236,9 @@ async fn apply_in_process(verified: &VerifiedPatch) -> Result<String, String> {
 }
 
 /// Runs the `apply_patch` virtual command inside the sandbox, with the patch on its stdin:
-/// Linux refuses a single argument over 128 KiB, and patches can be bigger.
+/// Linux refuses a single argument over 128 KiB, and patches can be bigger. The command may
+/// write where the sandbox lets it (the same writable roots that decided no approval was
+/// needed, temp dirs included), devices aside; the sandbox still guards `.git` and `.osprey`.
 async fn apply_in_sandbox(
     inv: &ToolInvocation,
     exe: &Path,
@@ -245,10 +246,21 @@ async fn apply_in_sandbox(
     cwd: &Path,
 ) -> Result<String, String> {
     let mut env = inv.services.env.clone();
-    let mut roots = vec![inv.turn.cwd.clone()];
-    if let SandboxPolicy::WorkspaceWrite { writable_roots, .. } = &inv.turn.sandbox_policy {
-        roots.extend(writable_roots.iter().cloned());
-    }
+    let turn_cwd = inv
+        .turn
+        .cwd
+        .canonicalize()
+        .unwrap_or_else(|_| inv.turn.cwd.clone());
+    let tmpdir = env.get("TMPDIR").map(PathBuf::from);
+    let fs_policy = FileSystemPolicy::from_sandbox_policy(
+        &inv.turn.sandbox_policy,
+        &turn_cwd,
+        tmpdir.as_deref(),
+    );
+    let roots: Vec<&Path> = fs_policy
+        .writable_paths()
+        .filter(|p| !WRITABLE_DEVICES.iter().any(|d| Path::new(d) == *p))
+        .collect();
     if let Ok(joined) = std::env::join_paths(&roots) {
         env.insert(
             APPLY_PATCH_ROOTS_ENV.to_string(),
