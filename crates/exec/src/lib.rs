@@ -94,13 +94,17 @@ async fn run(
         )));
     }
 
-    let stdin_is_terminal = std::io::stdin().is_terminal();
     let prompt_arg = match &cli.command {
         Some(ExecCommand::Resume(args)) => args.target_and_prompt().1.or(cli.prompt.as_deref()),
         Some(ExecCommand::Fork(args)) => args.prompt.as_deref().or(cli.prompt.as_deref()),
         None => cli.prompt.as_deref(),
     };
-    let prompt = prompt_input::resolve_prompt(prompt_arg, &mut std::io::stdin(), stdin_is_terminal)
+    let stdin = prompt_input::Stdin {
+        reader: std::io::stdin(),
+        is_terminal: std::io::stdin().is_terminal(),
+        start_limit: prompt_input::STDIN_START_LIMIT,
+    };
+    let prompt = prompt_input::resolve_prompt(prompt_arg, stdin, stderr)
         .map_err(|e| Failure::usage(e.to_string()))?;
 
     let output_schema = match &cli.output_schema {

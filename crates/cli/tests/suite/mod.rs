@@ -8,6 +8,7 @@ mod exec_flags;
 mod exec_images;
 mod exec_mcp_failures;
 mod exec_model_choice;
+mod exec_stdin;
 mod exec_turns;
 mod layering;
 mod local_model;
