@@ -31,6 +31,8 @@ pub mod exit {
     pub const SUCCESS: i32 = 0;
     pub const FAILURE: i32 = 1;
     pub const USAGE: i32 = 2;
+    /// A second Ctrl-C: the process left without waiting for the turn to stop.
+    pub const INTERRUPTED: i32 = 130;
 }
 
 /// Runs `osprey exec` and returns its exit code.
@@ -178,12 +180,26 @@ async fn run(
 
     let mut last_message: Option<String> = None;
     let mut code = exit::SUCCESS;
+    let mut interrupts = interrupt_signals();
     let mut interrupted = false;
     loop {
         let event = tokio::select! {
             event = thread.next_event() => event,
-            _ = tokio::signal::ctrl_c(), if !interrupted => {
+            Some(()) = interrupts.recv() => {
+                if interrupted {
+                    // The turn did not stop on the first Ctrl-C (or is slow to): leave now.
+                    let _ = writeln!(stderr, "Quitting: a second Ctrl-C.");
+                    let _ = stdout.flush();
+                    let _ = stderr.flush();
+                    // Returning would wait for the runtime's blocking threads, which a stuck
+                    // turn may hold; a second Ctrl-C means now.
+                    std::process::exit(exit::INTERRUPTED);
+                }
                 interrupted = true;
+                let _ = writeln!(
+                    stderr,
+                    "Interrupting the turn; press Ctrl-C again to quit at once."
+                );
                 let _ = thread.submit(Op::Interrupt).await;
                 continue;
             }
@@ -244,6 +260,37 @@ async fn run(
         let _ = writeln!(stdout, "{message}");
     }
     Ok(code)
+}
+
+/// Ctrl-C presses, from a listener that stays registered for the whole run, so a press is
+/// never lost between two waits.
+fn interrupt_signals() -> tokio::sync::mpsc::UnboundedReceiver<()> {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::interrupt()) {
+            Ok(mut presses) => {
+                tokio::spawn(async move {
+                    while presses.recv().await.is_some() {
+                        if tx.send(()).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+            Err(e) => tracing::warn!("Ctrl-C cannot be handled: {e}"),
+        }
+    }
+    #[cfg(not(unix))]
+    tokio::spawn(async move {
+        while tokio::signal::ctrl_c().await.is_ok() {
+            if tx.send(()).is_err() {
+                break;
+            }
+        }
+    });
+    rx
 }
 
 /// A message on one line: its lines joined with ` | `, blank ones dropped.

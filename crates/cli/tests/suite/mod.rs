@@ -6,6 +6,7 @@ mod error_text;
 mod exec_errors;
 mod exec_flags;
 mod exec_images;
+mod exec_interrupt;
 mod exec_mcp_failures;
 mod exec_model_choice;
 mod exec_stdin;
