@@ -1,16 +1,20 @@
 //! `osprey exec`: run one task without a person in the loop.
 //!
-//! The front end resolves the prompt and the configuration, starts a thread in the core,
-//! submits one turn and renders the thread's events: as JSON Lines on stdout with `--json`
-//! ([`json_output`]), otherwise as a readable transcript on stderr with only the final
-//! message on stdout ([`human_output`]). Approval requests are declined on the spot (exec
-//! never waits for a person), and the exit code says how the turn ended: 0 success, 1 a failed
-//! turn or a configuration error, 2 a usage error.
+//! The front end resolves the prompt ([`prompt_input`]: argument, stdin, or both, never
+//! blocking on an idle pipe) and the configuration (for `resume` / `fork`, with the settings
+//! the thread recorded, [`resume_settings`]), starts a thread in the core, submits one turn
+//! and renders the thread's events: as JSON Lines on stdout with `--json` ([`json_output`]),
+//! otherwise as a readable transcript on stderr with only the final message on stdout
+//! ([`human_output`]). The thread is marked unattended: approval requests are declined on the
+//! spot, and the model is told that nobody could be asked. The first Ctrl-C interrupts the
+//! turn, a second quits at once. The exit code says how the run ended: 0 success, 1 a failed
+//! turn or a configuration error, 2 a usage error, 130 a second Ctrl-C.
 
 mod cli_args;
 pub mod human_output;
 pub mod json_output;
 mod prompt_input;
+mod resume_settings;
 
 pub use cli_args::{ColorArg, ExecCli, ExecCommand, ForkArgs, ResumeArgs, SandboxArg};
 
@@ -80,9 +84,38 @@ async fn run(
     stderr: &mut dyn Write,
 ) -> Result<i32, Failure> {
     let cwd = resolve_cwd(cli.cwd.as_deref())?;
-    let overrides = config_overrides(&cli, cwd);
-    let loaded = build_config(&cli, &env, overrides)?;
-    let (config, warnings) = (loaded.config, loaded.warnings);
+    let mut overrides = config_overrides(&cli, cwd);
+    let mut loaded = build_config(&cli, &env, overrides.clone())?;
+    // Resume and fork continue a recorded thread: find it, then build the configuration again
+    // with the settings it ran with wherever the command line did not choose.
+    let session = match &cli.command {
+        None => None,
+        Some(ExecCommand::Resume(args)) => Some(locate_session(
+            &loaded.config,
+            args.target_and_prompt().0,
+            args.all,
+        )?),
+        Some(ExecCommand::Fork(args)) => Some(locate_session(
+            &loaded.config,
+            Some(&args.thread_id),
+            false,
+        )?),
+    };
+    let mut warnings = Vec::new();
+    if let Some(path) = &session {
+        let recorded = resume_settings::RecordedSettings::read(path).map_err(Failure::failed)?;
+        let restore = resume_settings::apply(&recorded, &cli, &loaded.config, &mut overrides);
+        loaded = build_config(&cli, &env, overrides)?;
+        if let Some(policy) = restore.sandbox_policy {
+            loaded
+                .config
+                .set_sandbox_policy(policy)
+                .map_err(|e| Failure::failed(e.to_string()))?;
+        }
+        warnings.extend(restore.warnings);
+    }
+    let config = loaded.config;
+    warnings.extend(loaded.warnings.iter().map(ToString::to_string));
     for warning in warnings {
         let _ = writeln!(stderr, "warning: {warning}");
     }
@@ -150,16 +183,12 @@ async fn run(
     if let Ok(exe) = std::env::current_exe() {
         manager = manager.with_osprey_exe(exe);
     }
-    let started = match &cli.command {
-        None => manager.start_thread(config).await,
-        Some(ExecCommand::Resume(args)) => {
-            let path = locate_session(&config, args.target_and_prompt().0, args.all)?;
-            manager.resume_thread(config, &path).await
+    let started = match (&cli.command, &session) {
+        (Some(ExecCommand::Resume(_)), Some(path)) => manager.resume_thread(config, path).await,
+        (Some(ExecCommand::Fork(args)), Some(path)) => {
+            manager.fork_thread(config, path, args.at).await
         }
-        Some(ExecCommand::Fork(args)) => {
-            let path = locate_session(&config, Some(&args.thread_id), false)?;
-            manager.fork_thread(config, &path, args.at).await
-        }
+        _ => manager.start_thread(config).await,
     };
     let thread = started.map_err(|e| Failure::failed(e.to_string()))?;
 
