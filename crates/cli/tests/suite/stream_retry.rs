@@ -13,7 +13,7 @@ fn completed_messages(events: &[Value]) -> Vec<String> {
         .collect()
 }
 
-fn retrying_args<'a>(prompt: &'a str) -> Vec<&'a str> {
+fn retrying_args(prompt: &str) -> Vec<&str> {
     vec![
         "exec",
         "--json",

@@ -167,42 +167,6 @@ impl ToolHandler for McpToolHandler {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn long_results_are_cut_in_the_middle_and_images_count() {
-        let long = format!("HEAD{}TAIL", "x".repeat(200_000));
-        let output = model_output(ModelOutput {
-            text: long.clone(),
-            images: Vec::new(),
-            is_error: false,
-        });
-        assert!(output.text.len() < long.len());
-        assert!(output.text.contains("HEAD") && output.text.contains("TAIL"));
-        assert!(
-            output.text.contains("tokens truncated"),
-            "{}",
-            &output.text[..200]
-        );
-        let with_images = model_output(ModelOutput {
-            text: long,
-            images: vec!["data:image/png;base64,AAAA".to_string(); 3],
-            is_error: false,
-        });
-        assert_eq!(with_images.images.len(), 3, "images are kept");
-        assert!(with_images.text.len() < output.text.len(), "and counted");
-        let short = model_output(ModelOutput {
-            text: "small".to_string(),
-            images: Vec::new(),
-            is_error: true,
-        });
-        assert_eq!(short.text, "small");
-        assert!(!short.success);
-    }
-}
-
 /// `list_mcp_resources`, `list_mcp_resource_templates`, `read_mcp_resource`.
 pub struct McpResourceHandler {
     pub manager: Arc<McpConnectionManager>,
@@ -242,5 +206,41 @@ impl ToolHandler for McpResourceHandler {
             .await
             .map_err(|e| ToolError::RespondToModel(e.to_string()))?;
         Ok(model_output(resource_output_for_model(&value)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_results_are_cut_in_the_middle_and_images_count() {
+        let long = format!("HEAD{}TAIL", "x".repeat(200_000));
+        let output = model_output(ModelOutput {
+            text: long.clone(),
+            images: Vec::new(),
+            is_error: false,
+        });
+        assert!(output.text.len() < long.len());
+        assert!(output.text.contains("HEAD") && output.text.contains("TAIL"));
+        assert!(
+            output.text.contains("tokens truncated"),
+            "{}",
+            &output.text[..200]
+        );
+        let with_images = model_output(ModelOutput {
+            text: long,
+            images: vec!["data:image/png;base64,AAAA".to_string(); 3],
+            is_error: false,
+        });
+        assert_eq!(with_images.images.len(), 3, "images are kept");
+        assert!(with_images.text.len() < output.text.len(), "and counted");
+        let short = model_output(ModelOutput {
+            text: "small".to_string(),
+            images: Vec::new(),
+            is_error: true,
+        });
+        assert_eq!(short.text, "small");
+        assert!(!short.success);
     }
 }
