@@ -298,6 +298,18 @@ fn local_error(reason: impl Into<String>) -> ModelError {
     }
 }
 
+/// Prompt tokens decoded per call to llama.cpp. Cancellation is checked between calls, so
+/// this bounds how long a dropped request keeps the engine busy; llama.cpp's CPU kernels
+/// lose little throughput at this size compared with the 512-token batch.
+const PROMPT_CHUNK: usize = 128;
+
+/// Whether prompt processing ran to the end or stopped because the caller left.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    Done,
+    Cancelled,
+}
+
 /// How the output is being shown while it is generated.
 #[derive(PartialEq)]
 enum Mode {
@@ -380,7 +392,13 @@ impl Engine<'_> {
         stats.prompt_tokens = tokens.len();
         stats.omitted_outputs = omitted_outputs;
 
-        self.process_prompt(&tokens, prefix_len, &prefix_text, stats)?;
+        let cancelled = || job.events.is_closed();
+        if self.process_prompt(&tokens, prefix_len, &prefix_text, &cancelled, stats)?
+            == Flow::Cancelled
+        {
+            stats.cancelled = true;
+            return Ok(());
+        }
         stats.first_token_ms = None;
 
         let mut grammar = if self.options.constrained && !tools.is_empty() {
@@ -411,6 +429,7 @@ impl Engine<'_> {
         let gen_started = Instant::now();
         while generated < max_out {
             if job.events.is_closed() {
+                stats.cancelled = true;
                 return Ok(());
             }
             let token = pick(
@@ -476,14 +495,16 @@ impl Engine<'_> {
     }
 
     /// Brings sequence 0 to `tokens`, reusing the common prefix with what is cached, and the
-    /// saved prefix state when the cache is cold. Leaves logits for the last token.
+    /// saved prefix state when the cache is cold. Leaves logits for the last token, or stops
+    /// early (between chunks) once `cancelled` says the caller is gone.
     fn process_prompt(
         &mut self,
         tokens: &[LlamaToken],
         prefix_len: usize,
         prefix_text: &str,
+        cancelled: &dyn Fn() -> bool,
         stats: &mut Stats,
-    ) -> Result<(), ModelError> {
+    ) -> Result<Flow, ModelError> {
         let entry = match (&self.options.prefix_cache_dir, prefix_len) {
             (Some(dir), n) if n > 0 => Some(prefix_cache::entry_path(
                 dir,
@@ -526,32 +547,43 @@ impl Engine<'_> {
         stats.reused_tokens = common;
 
         let started = Instant::now();
+        let mut flow = Flow::Done;
         if let Some(entry) = &entry
             && common < prefix_len
             && !entry.is_file()
         {
-            self.decode_range(tokens, common, prefix_len)?;
-            save_prefix(&self.ctx, entry, prefix);
-            common = prefix_len;
+            flow = self.decode_range(tokens, common, prefix_len, cancelled)?;
+            if flow == Flow::Done {
+                save_prefix(&self.ctx, entry, prefix);
+                common = prefix_len;
+            }
         }
-        self.decode_range(tokens, common, tokens.len())?;
-        stats.prompt_eval_tokens = tokens.len() - stats.reused_tokens;
+        if flow == Flow::Done {
+            flow = self.decode_range(tokens, common, tokens.len(), cancelled)?;
+        }
+        stats.prompt_eval_tokens = self.cached.len() - stats.reused_tokens;
         stats.prompt_eval_ms = started.elapsed().as_secs_f64() * 1000.0;
-        Ok(())
+        Ok(flow)
     }
 
-    /// Decodes `tokens[from..to]` into sequence 0 in batches; logits for the last one.
+    /// Decodes `tokens[from..to]` into sequence 0 in chunks of [`PROMPT_CHUNK`]; logits for
+    /// the last one. Checks `cancelled` before each chunk: what was decoded stays cached (and
+    /// reusable), the rest is skipped.
     fn decode_range(
         &mut self,
         tokens: &[LlamaToken],
         from: usize,
         to: usize,
-    ) -> Result<(), ModelError> {
-        let n_batch = self.ctx.n_batch().max(1) as usize;
-        let mut batch = LlamaBatch::new(n_batch, 1);
+        cancelled: &dyn Fn() -> bool,
+    ) -> Result<Flow, ModelError> {
+        let chunk = PROMPT_CHUNK.min(self.ctx.n_batch().max(1) as usize);
+        let mut batch = LlamaBatch::new(chunk, 1);
         let mut start = from;
         while start < to {
-            let end = (start + n_batch).min(to);
+            if cancelled() {
+                return Ok(Flow::Cancelled);
+            }
+            let end = (start + chunk).min(to);
             batch.clear();
             for (pos, token) in tokens.iter().enumerate().take(end).skip(start) {
                 batch
@@ -565,7 +597,7 @@ impl Engine<'_> {
                 .extend(tokens.get(start..end).unwrap_or_default());
             start = end;
         }
-        Ok(())
+        Ok(Flow::Done)
     }
 
     fn decode_one(&mut self, token: LlamaToken) -> Result<(), ModelError> {

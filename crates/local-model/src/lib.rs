@@ -25,7 +25,8 @@
 //! - Each request is fitted into the context window before it is processed: a prompt that
 //!   does not fit with room for the answer loses its oldest tool outputs when that suffices
 //!   ([`conversation::fit_by_omitting_outputs`]) and is otherwise refused as too long
-//!   (`ModelError::ContextWindowExceeded`), so the agent compacts and resends.
+//!   (`ModelError::ContextWindowExceeded`), so the agent compacts and resends. Dropping the
+//!   response stream stops the request between prompt chunks or generated tokens.
 //! - [`serve`] exposes the model as an OpenAI-compatible server; [`run_model_command`] is
 //!   what `osprey model fetch|serve` do (the `cli` crate parses their command line).
 //!

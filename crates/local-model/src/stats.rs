@@ -19,6 +19,9 @@ pub struct Stats {
     pub generated_tokens: usize,
     pub generation_ms: f64,
     pub total_ms: f64,
+    /// The caller dropped the stream before the response was complete (during prompt
+    /// processing or generation).
+    pub cancelled: bool,
     /// Old tool outputs left out so the prompt fits the context window.
     pub omitted_outputs: usize,
     /// llama.cpp's own count of prompt tokens it evaluated and the time it spent, from its

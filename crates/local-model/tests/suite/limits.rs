@@ -1,4 +1,7 @@
-//! The engine at its limits, against the real GGUF: a prompt longer than the context.
+//! The engine at its limits, against the real GGUF: a prompt longer than the context, a
+//! request dropped while its prompt is processed.
+
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use osprey_local_model::{LocalModelAdapter, LocalModelOptions, Stats};
@@ -125,4 +128,57 @@ async fn a_prompt_over_the_context_is_refused_as_too_long_unless_leaving_out_old
     );
     assert_eq!(stats.omitted_outputs, 1, "{stats:?}");
     assert!(stats.prompt_tokens + 16 <= 1024, "{stats:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dropping_the_stream_during_prompt_processing_stops_it_within_a_chunk() {
+    let Some(adapter) = adapter(LocalModelOptions {
+        max_output_tokens: 1,
+        prefix_cache_dir: None,
+        ..LocalModelOptions::default()
+    }) else {
+        return;
+    };
+    let prompt = |label: &str| Prompt {
+        model: "local".into(),
+        input: vec![ResponseItem::user_text(format!(
+            "{label}: count the lines.\n{}",
+            filler(60)
+        ))],
+        ..Prompt::default()
+    };
+
+    // The baseline: a full evaluation of such a prompt, on this machine, now.
+    let (_, error, full) = run(&adapter, &prompt("Request A")).await;
+    assert!(error.is_none(), "{error:?}");
+    assert!(!full.cancelled);
+    let baseline = Duration::from_secs_f64(full.prompt_eval_ms / 1000.0);
+    assert!(full.prompt_eval_tokens > 700, "{full:?}");
+
+    // A prompt of the same length (sharing only the first few tokens), dropped a tenth of
+    // the way into its evaluation.
+    let started = Instant::now();
+    let (mut stream, stats) = adapter.stream_with_stats(&prompt("Request B")).unwrap();
+    assert!(matches!(
+        stream.next().await,
+        Some(Ok(ResponseEvent::Created))
+    ));
+    tokio::time::sleep(baseline / 10).await;
+    drop(stream);
+    let cancelled = tokio::task::spawn_blocking(move || stats.recv().unwrap())
+        .await
+        .unwrap();
+    let elapsed = started.elapsed();
+
+    assert!(cancelled.cancelled, "{cancelled:?}");
+    let to_evaluate = cancelled.prompt_tokens - cancelled.reused_tokens;
+    assert!(
+        cancelled.prompt_eval_tokens > 0 && cancelled.prompt_eval_tokens < to_evaluate / 2,
+        "evaluated {} of {to_evaluate} tokens: {cancelled:?}",
+        cancelled.prompt_eval_tokens
+    );
+    assert!(
+        elapsed < baseline / 2,
+        "the dropped request kept the engine for {elapsed:?}; a full evaluation takes {baseline:?}"
+    );
 }
