@@ -32,7 +32,7 @@ use tokio::sync::mpsc;
 use crate::conversation::{self, ChatMessage, PromptStyle};
 use crate::error::LocalModelError;
 use crate::grammar::{ToolDef, required_call_grammar, tools_grammar};
-use crate::parse::parse_output;
+use crate::parse::{UnfinishedCall, parse_output, unfinished_call};
 use crate::prefix_cache;
 use crate::stats::Stats;
 
@@ -50,7 +50,8 @@ pub struct LocalModelOptions {
     pub context_tokens: u32,
     /// Threads for llama.cpp; `None` uses every available core.
     pub threads: Option<u32>,
-    /// Most tokens generated per response.
+    /// Most tokens generated per response; a tool call cut off at this limit fails the
+    /// response instead of becoming its text.
     pub max_output_tokens: u32,
     /// Where to save and reload the prefix KV state; `None` disables the disk cache
     /// (reuse within a process still happens).
@@ -426,6 +427,9 @@ impl Engine<'_> {
         // Whether a message item was announced (OutputItemAdded) and streamed.
         let mut announced = false;
         let mut generated = 0usize;
+        // Whether generation ended on its own (end token, grammar, closed call) rather than
+        // at the token limit.
+        let mut ended = false;
         let gen_started = Instant::now();
         while generated < max_out {
             if job.events.is_closed() {
@@ -440,11 +444,13 @@ impl Engine<'_> {
                 vocab.eos(),
             );
             if vocab.is_eog(token) {
+                ended = true;
                 break;
             }
             if let Some(g) = grammar.as_mut()
                 && g.try_accept(token).is_err()
             {
+                ended = true;
                 break;
             }
             generated += 1;
@@ -484,6 +490,7 @@ impl Engine<'_> {
             }
             if text.ends_with("</tool_call>") {
                 // The grammar admits only the end token now; no need to compute it.
+                ended = true;
                 break;
             }
             self.decode_one(token)?;
@@ -491,7 +498,8 @@ impl Engine<'_> {
         stats.generated_tokens = generated;
         stats.generation_ms = gen_started.elapsed().as_secs_f64() * 1000.0;
 
-        self.finish(job, &tools, &text, announced, stats)
+        let cut_off = (!ended).then_some(max_out);
+        self.finish(job, &tools, &text, announced, cut_off, stats)
     }
 
     /// Brings sequence 0 to `tokens`, reusing the common prefix with what is cached, and the
@@ -613,6 +621,41 @@ impl Engine<'_> {
         Ok(())
     }
 
+    /// Why a response that stopped at `limit` tokens while writing `call` failed, and what
+    /// to change: the output limit, or (when the context ended first) the context, which
+    /// the agent then compacts.
+    fn cut_off_error(&self, call: &UnfinishedCall, limit: usize) -> ModelError {
+        let what = match (&call.name, &call.path) {
+            (Some(name), Some(path)) => format!("a `{name}` call for {path}"),
+            (Some(name), None) => format!("a `{name}` call"),
+            (None, _) => "a tool call".to_string(),
+        };
+        let configured = self.options.max_output_tokens;
+        if limit < configured as usize {
+            return ModelError::ContextWindowExceeded {
+                provider: PROVIDER.to_string(),
+                message: format!(
+                    "the model's answer ran out of context after {limit} tokens while \
+                     writing {what}, so the call was not made"
+                ),
+            };
+        }
+        let smaller = if call.name.as_deref() == Some("write_file") {
+            "ask for a smaller file"
+        } else {
+            "ask for a smaller step"
+        };
+        ModelError::ResponseFailed {
+            provider: PROVIDER.to_string(),
+            code: Some("max_output_tokens".to_string()),
+            message: format!(
+                "the model's answer was cut off at {limit} tokens while writing {what}, so \
+                 the call was not made; raise [local_model] max_output_tokens (now \
+                 {configured}) so the whole call fits, or {smaller}"
+            ),
+        }
+    }
+
     /// Turns the generated text into output items, applies the loop guard, completes.
     fn finish(
         &mut self,
@@ -620,11 +663,30 @@ impl Engine<'_> {
         tools: &[ToolDef],
         text: &str,
         streamed: bool,
+        cut_off: Option<usize>,
         stats: &Stats,
     ) -> Result<(), ModelError> {
         let mut parsed = parse_output(text, tools);
         if !job.prompt.parallel_tool_calls {
             parsed.calls.truncate(1);
+        }
+        if let Some(limit) = cut_off
+            && parsed.calls.is_empty()
+            && !tools.is_empty()
+            && let Some(call) = unfinished_call(text)
+        {
+            // A call cut off mid-way is neither an answer nor a call: fail the response
+            // with what to change. The line streamed before it completes as shown.
+            if streamed {
+                let shown = text.get(..call.start).unwrap_or_default().trim();
+                send(
+                    job,
+                    ResponseEvent::OutputItemDone(ResponseItem::assistant_text(shown)),
+                )?;
+            }
+            let error = self.cut_off_error(&call, limit);
+            let _ = job.events.blocking_send(Err(error));
+            return Ok(());
         }
         let mut message = parsed.text.clone();
         let previous = if self.options.loop_guard {

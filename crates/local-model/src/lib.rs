@@ -26,7 +26,8 @@
 //!   does not fit with room for the answer loses its oldest tool outputs when that suffices
 //!   ([`conversation::fit_by_omitting_outputs`]) and is otherwise refused as too long
 //!   (`ModelError::ContextWindowExceeded`), so the agent compacts and resends. Dropping the
-//!   response stream stops the request between prompt chunks or generated tokens.
+//!   response stream stops the request between prompt chunks or generated tokens; a tool
+//!   call cut off by `max_output_tokens` fails the response rather than becoming its text.
 //! - [`serve`] exposes the model as an OpenAI-compatible server; [`run_model_command`] is
 //!   what `osprey model fetch|serve` do (the `cli` crate parses their command line).
 //!

@@ -119,6 +119,49 @@ fn call_from_json(text: &str, tools: &[ToolDef]) -> Option<ParsedCall> {
     })
 }
 
+/// A call the output began but did not finish (generation stopped mid-way): where it starts
+/// in the output, the tool it names and its `path` argument, when those were written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnfinishedCall {
+    /// Byte offset of the call's opening (`<tool_call>`, a fence, or `{`).
+    pub start: usize,
+    pub name: Option<String>,
+    pub path: Option<String>,
+}
+
+/// The call `output` ends inside, if it ends inside one: after its last `<tool_call>` tag,
+/// or, in unconstrained output, in a fence or bare JSON object it starts with. Only
+/// meaningful for output that [`parse_output`] found no call in.
+pub fn unfinished_call(output: &str) -> Option<UnfinishedCall> {
+    let start = match output.rfind("<tool_call>") {
+        Some(tag) => tag,
+        None => {
+            let body = output.trim_start();
+            if !(body.starts_with('{') || body.starts_with("```")) {
+                return None;
+            }
+            output.len() - body.len()
+        }
+    };
+    let body = output.get(start..).unwrap_or_default();
+    Some(UnfinishedCall {
+        start,
+        name: string_member(body, "name"),
+        path: string_member(body, "path"),
+    })
+}
+
+/// The first `"key": "…"` string member in `json` (which may be cut off after it).
+fn string_member(json: &str, key: &str) -> Option<String> {
+    let quoted = format!("\"{key}\"");
+    let after = json.get(json.find(&quoted)? + quoted.len()..)?;
+    let value = after.trim_start().strip_prefix(':')?.trim_start();
+    serde_json::Deserializer::from_str(value)
+        .into_iter::<String>()
+        .next()?
+        .ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,6 +176,39 @@ mod tests {
             name: "write_file".into(),
             arguments: format!(r#"{{"path": "{path}", "content": "x"}}"#),
         }
+    }
+
+    #[test]
+    fn a_call_cut_off_mid_way_is_named_with_its_path() {
+        let cut = "<tool_call>\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"big.py\", \"content\": \"def f():\\n    ret";
+        assert_eq!(parse_output(cut, &tools()).calls, Vec::new());
+        assert_eq!(
+            unfinished_call(cut),
+            Some(UnfinishedCall {
+                start: 0,
+                name: Some("write_file".into()),
+                path: Some("big.py".into()),
+            })
+        );
+        // After a message line; cut before the path is complete.
+        let cut = "I will write it.\n<tool_call>\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"big";
+        assert_eq!(
+            unfinished_call(cut),
+            Some(UnfinishedCall {
+                start: 17,
+                name: Some("write_file".into()),
+                path: None,
+            })
+        );
+        // Unconstrained: a bare object or a fence.
+        let bare = unfinished_call("  {\"name\": \"shell_command\", \"arg").unwrap();
+        assert_eq!(
+            (bare.start, bare.name.as_deref()),
+            (2, Some("shell_command"))
+        );
+        assert_eq!(unfinished_call("```json\n{\"na").unwrap().name, None);
+        // Plain text is no call.
+        assert_eq!(unfinished_call("The file is written and the test pa"), None);
     }
 
     #[test]

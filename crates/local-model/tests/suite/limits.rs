@@ -1,11 +1,11 @@
 //! The engine at its limits, against the real GGUF: a prompt longer than the context, a
-//! request dropped while its prompt is processed.
+//! request dropped while its prompt is processed, an answer cut off by the output limit.
 
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use osprey_local_model::{LocalModelAdapter, LocalModelOptions, Stats};
-use osprey_model::{ModelError, Prompt, ResponseEvent};
+use osprey_model::{ModelError, Prompt, ResponseEvent, ToolChoice};
 use osprey_protocol::{FunctionCallOutputPayload, ResponseItem};
 
 use super::common::model_file;
@@ -180,5 +180,50 @@ async fn dropping_the_stream_during_prompt_processing_stops_it_within_a_chunk() 
     assert!(
         elapsed < baseline / 2,
         "the dropped request kept the engine for {elapsed:?}; a full evaluation takes {baseline:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_write_file_call_cut_off_by_the_output_limit_fails_the_response() {
+    let Some(adapter) = adapter(LocalModelOptions {
+        max_output_tokens: 40,
+        prefix_cache_dir: None,
+        ..LocalModelOptions::default()
+    }) else {
+        return;
+    };
+    let prompt = Prompt {
+        model: "local".into(),
+        input: vec![ResponseItem::user_text(
+            "Create numbers.py: a Python script with fifty separate print statements, \
+             printing the numbers 1 to 50, one per statement.",
+        )],
+        tools: vec![osprey_local_model::write_file_spec()],
+        tool_choice: ToolChoice::Required,
+        ..Prompt::default()
+    };
+    let (events, error, stats) = run(&adapter, &prompt).await;
+    assert_eq!(stats.generated_tokens, 40, "{stats:?}");
+    let Some(ModelError::ResponseFailed { code, message, .. }) = &error else {
+        panic!("a cut-off call must fail the response, got {error:?} after {events:?}");
+    };
+    assert_eq!(code.as_deref(), Some("max_output_tokens"));
+    assert!(
+        message.starts_with(
+            "the model's answer was cut off at 40 tokens while writing a `write_file` call"
+        ),
+        "{message}"
+    );
+    assert!(
+        message.contains("raise [local_model] max_output_tokens (now 40)"),
+        "{message}"
+    );
+    // Nothing of the broken call became an answer or a call.
+    assert!(
+        !events.iter().any(|e| matches!(
+            e,
+            ResponseEvent::OutputItemDone(_) | ResponseEvent::Completed { .. }
+        )),
+        "{events:?}"
     );
 }
