@@ -75,6 +75,45 @@ fi
 echo "export OSPREY_MCP_EVERYTHING='$everything_js'"
 echo "export OSPREY_PY_MCP='$py_dir/bin/python'"
 
+# A published third-party app-server client for crates/app-server's compatibility test
+# (tests/python/drive_approval_turn.py): `codex-app-server-sdk` from PyPI, with its whole
+# dependency set pinned, in its own venv. It requires Python >= 3.12; the machine's python3 is
+# 3.11, so take a newer interpreter from PATH or pyenv's versions.
+PY_APPSERVER_PINS="codex-app-server-sdk==0.4.1 pydantic==2.14.4 pydantic-core==2.50.5 annotated-types==0.8.0 typing-inspection==0.4.5 typing-extensions==4.16.0 websockets==16.1.1"
+py_appserver_dir="$cache/py-appserver-sdk-0.4.1"
+find_python312() {
+  local candidate
+  for candidate in python3 python3.13 python3.12 \
+      "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.1[2-9]*/bin/python3; do
+    if "$candidate" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' >/dev/null 2>&1; then
+      command -v "$candidate"
+      return 0
+    fi
+  done
+  return 1
+}
+if [ "$(cat "$py_appserver_dir/.installed" 2>/dev/null)" != "$PY_APPSERVER_PINS" ]; then
+  if py312=$(find_python312); then
+    rm -rf "$py_appserver_dir"
+    "$py312" -m venv "$py_appserver_dir" >&2
+    # shellcheck disable=SC2086 # the pins are separate words on purpose
+    if "$py_appserver_dir/bin/pip" install --quiet --disable-pip-version-check --no-deps \
+         $PY_APPSERVER_PINS >&2 \
+       && "$py_appserver_dir/bin/python" -c 'import codex_app_server_sdk' >&2; then
+      echo "$PY_APPSERVER_PINS" > "$py_appserver_dir/.installed"
+    else
+      echo "install-test-deps: could not install codex-app-server-sdk into $py_appserver_dir" >&2
+    fi
+  else
+    echo "install-test-deps: codex-app-server-sdk needs Python >= 3.12 and none was found" \
+      "(tried python3, python3.13, python3.12 and pyenv's versions); the app-server" \
+      "Python client test cannot run" >&2
+  fi
+fi
+if [ -f "$py_appserver_dir/.installed" ]; then
+  echo "export OSPREY_PY_APPSERVER='$py_appserver_dir/bin/python'"
+fi
+
 # --- Fragment for scripts/install-test-deps.sh (crates/local-model) ---------------------
 # The embedded local model: cmake and libclang-dev build the vendored llama.cpp (Debian
 # packages), and the pinned GGUF weights are fetched once into the machine cache
