@@ -33,10 +33,31 @@ pub enum Op {
         id: String,
         decision: ReviewDecision,
     },
+    /// Add input to the running regular turn: it is recorded as a user message before the
+    /// turn's next model request. With no regular turn running, the input is not used and a
+    /// warning says so (`OspreyThread::steer` reports that as an error instead).
+    Steer { items: Vec<UserInput> },
     /// Summarise the history to free context.
     Compact,
+    /// Run a command the person typed (`!cmd`) in their own shell, in the thread's working
+    /// directory, as a task of its own: not sandboxed and not asking for approval, since the
+    /// person asked for it. With `share_with_model`, the command and its output are recorded
+    /// as a user message the model sees in later turns (as Codex does); otherwise only the
+    /// front end sees it.
+    RunUserShellCommand {
+        command: String,
+        /// Milliseconds before the command is killed; ten minutes when `None`.
+        #[serde(default)]
+        timeout_ms: Option<u64>,
+        #[serde(default = "share_by_default")]
+        share_with_model: bool,
+    },
     /// End the thread: stop what runs, flush the rollout.
     Shutdown,
+}
+
+fn share_by_default() -> bool {
+    true
 }
 
 /// One piece of user input.
@@ -54,4 +75,35 @@ pub enum UserInput {
     Image {
         image_url: String,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    #[test]
+    fn new_ops_use_snake_case_tags_and_defaults() {
+        let op: Op =
+            serde_json::from_value(json!({"type": "run_user_shell_command", "command": "ls -la"}))
+                .unwrap();
+        assert_eq!(
+            op,
+            Op::RunUserShellCommand {
+                command: "ls -la".into(),
+                timeout_ms: None,
+                share_with_model: true,
+            }
+        );
+        let steer = Op::Steer {
+            items: vec![UserInput::Text {
+                text: "also".into(),
+            }],
+        };
+        assert_eq!(
+            serde_json::to_value(&steer).unwrap(),
+            json!({"type": "steer", "items": [{"type": "text", "text": "also"}]})
+        );
+    }
 }
