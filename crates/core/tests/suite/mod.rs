@@ -1,6 +1,7 @@
 mod approvals;
 mod compact;
 mod escalation;
+mod file_change_items;
 mod harness;
 mod interrupt;
 mod mcp_approvals;

@@ -135,6 +135,16 @@ async fn run_patch(
         }
     };
     let changes = summaries(&verified);
+    // Started before it is approved and applied: a front end that wants the turn's diff reads
+    // the files' old contents now, while they are still unchanged.
+    inv.emit(EventMsg::ItemStarted {
+        item: ThreadItem::FileChange {
+            id: item_id.clone(),
+            changes: changes.clone(),
+            status: ItemStatus::InProgress,
+            error: None,
+        },
+    });
 
     // Approval, keyed by absolute path.
     let turn = &inv.turn;
