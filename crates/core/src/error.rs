@@ -12,6 +12,15 @@ pub enum CoreError {
     Invalid(String),
     #[error(transparent)]
     Rollout(#[from] osprey_rollout::RolloutError),
+    /// `steer` found no regular turn running (none at all, or only a compaction or a user
+    /// shell command, which take no input).
+    #[error("no active turn to steer")]
+    NoActiveTurn,
+    /// `start_turn` was given an operation that does not start a turn.
+    #[error(
+        "`{op}` does not start a turn: start_turn takes user_turn, compact or run_user_shell_command; send other operations with submit"
+    )]
+    NotATurn { op: String },
 }
 
 impl CoreError {
@@ -21,6 +30,9 @@ impl CoreError {
             Self::ThreadClosed => WireError::new(ErrorKind::Other, self.to_string()),
             Self::Invalid(_) => WireError::new(ErrorKind::Config, self.to_string()),
             Self::Rollout(e) => e.to_wire(),
+            Self::NoActiveTurn | Self::NotATurn { .. } => {
+                WireError::new(ErrorKind::Other, self.to_string())
+            }
         }
     }
 }

@@ -5,25 +5,25 @@ use crate::events::EventEmitter;
 use crate::exec_policy::ExecPolicy;
 use crate::prompt::DEFAULT_BASE_INSTRUCTIONS;
 use crate::sandbox::PlatformSandbox;
-use crate::session::{self, EventReceiver, Session, ThreadSettings};
+use crate::session::{self, EventReceiver, Session, Submission, ThreadSettings};
 use crate::tools::orchestrator::Orchestrator;
 use crate::tools::unified_exec::UnifiedExecSessions;
 use crate::tools::{self, context::SessionServices};
 use osprey_config::Config;
 use osprey_mcp::McpConnectionManager;
 use osprey_model::{ModelClient, ModelProviderFactory, ProviderRegistry};
-use osprey_protocol::{Event, Op, ResponseItem, ThreadId, TokenUsage};
+use osprey_protocol::{Event, Op, ResponseItem, ThreadId, TokenUsage, TurnId, UserInput};
 use osprey_rollout::{BaseInstructions, RolloutRecorder, SessionMeta, SessionSource};
 use osprey_shell::Shell;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 /// A running thread: submit ops, read events.
 pub struct OspreyThread {
     id: ThreadId,
-    ops: mpsc::Sender<Op>,
+    ops: mpsc::Sender<Submission>,
     events: tokio::sync::Mutex<EventReceiver>,
 }
 
@@ -32,8 +32,49 @@ impl OspreyThread {
         self.id
     }
 
+    /// Sends an op without waiting for what becomes of it; its events tell.
     pub async fn submit(&self, op: Op) -> Result<(), CoreError> {
-        self.ops.send(op).await.map_err(|_| CoreError::ThreadClosed)
+        self.send(Submission { op, reply: None }).await
+    }
+
+    /// Submits `Op::UserTurn`, `Op::Compact` or `Op::RunUserShellCommand` and returns the id
+    /// of the turn it became, before any of that turn's events are read. The id is the one
+    /// its events carry, also when the turn waits behind a running one or was refused (a
+    /// refused turn still starts and fails with that id). Any other op is an error
+    /// ([`CoreError::NotATurn`]) and is not sent.
+    pub async fn start_turn(&self, op: Op) -> Result<TurnId, CoreError> {
+        if !matches!(
+            op,
+            Op::UserTurn { .. } | Op::Compact | Op::RunUserShellCommand { .. }
+        ) {
+            return Err(CoreError::NotATurn { op: op_name(&op) });
+        }
+        self.request(op).await
+    }
+
+    /// Adds input to the running regular turn and returns its id; the turn records the input
+    /// as a user message before its next model request, and does not finish before it has
+    /// answered it. With no regular turn running (none at all, or only a compaction or a user
+    /// shell command), [`CoreError::NoActiveTurn`] and the input is not used.
+    pub async fn steer(&self, items: Vec<UserInput>) -> Result<TurnId, CoreError> {
+        self.request(Op::Steer { items }).await
+    }
+
+    async fn request(&self, op: Op) -> Result<TurnId, CoreError> {
+        let (reply, answer) = oneshot::channel();
+        self.send(Submission {
+            op,
+            reply: Some(reply),
+        })
+        .await?;
+        answer.await.map_err(|_| CoreError::ThreadClosed)?
+    }
+
+    async fn send(&self, submission: Submission) -> Result<(), CoreError> {
+        self.ops
+            .send(submission)
+            .await
+            .map_err(|_| CoreError::ThreadClosed)
     }
 
     /// The next event, or `None` once the thread has shut down and every event was read.
@@ -375,13 +416,42 @@ impl ThreadManager {
             ops: op_tx,
             events: tokio::sync::Mutex::new(event_rx),
         });
-        if let Ok(mut threads) = self.threads.lock() {
-            threads.insert(thread_id, Arc::clone(&thread));
-        }
+        self.threads
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(thread_id, Arc::clone(&thread));
         Ok(thread)
     }
 
     pub fn get(&self, id: ThreadId) -> Option<Arc<OspreyThread>> {
         self.threads.lock().ok()?.get(&id).cloned()
     }
+
+    /// Forgets a thread: the manager drops its handle and returns it. The thread keeps
+    /// running for whoever still holds a handle; it ends when the last one is dropped (or
+    /// on `Op::Shutdown`).
+    pub fn remove(&self, id: ThreadId) -> Option<Arc<OspreyThread>> {
+        self.threads
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&id)
+    }
+
+    /// The ids of the threads this manager holds, in no particular order.
+    pub fn loaded_ids(&self) -> Vec<ThreadId> {
+        self.threads
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .keys()
+            .copied()
+            .collect()
+    }
+}
+
+/// An op's wire name (`user_turn`, `interrupt`, …), for error messages.
+fn op_name(op: &Op) -> String {
+    serde_json::to_value(op)
+        .ok()
+        .and_then(|value| value.get("type")?.as_str().map(str::to_string))
+        .unwrap_or_else(|| "this operation".to_string())
 }

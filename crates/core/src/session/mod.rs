@@ -1,14 +1,20 @@
 //! The session actor: owns a thread's history and settings and runs one turn at a time.
 //!
-//! Ops arrive on a channel; a `UserTurn` starts a turn task (or waits behind the running
-//! one); `Interrupt` cancels the running turn; `ResolveApproval` wakes the handler waiting for
-//! it; `Shutdown` stops everything and ends the actor.
+//! Ops arrive on a channel, each with an optional reply channel; a `UserTurn`, `Compact` or
+//! `RunUserShellCommand` starts a task (or waits behind the running one) and the reply gets
+//! the turn id it was given at once, so a front end knows the id before any event; `Steer`
+//! adds input to the running regular turn (`steer`); `Interrupt` cancels the running task;
+//! `ResolveApproval` wakes the handler waiting for it; `Shutdown` stops everything and ends
+//! the actor.
 
 mod sampling;
+mod steer;
 mod turn;
+mod user_shell;
 
 pub(crate) use turn::initial_context;
 
+use crate::error::CoreError;
 use crate::events::EventEmitter;
 use crate::tools::ToolRegistry;
 use crate::tools::context::SessionServices;
@@ -22,11 +28,14 @@ use osprey_protocol::{
 use osprey_rollout::{RolloutItem, RolloutRecorder};
 use serde_json::Value;
 use std::collections::VecDeque;
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use tokio::sync::mpsc;
+use steer::SteerQueue;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use user_shell::UserShellCommand;
 
 /// Settings that persist from turn to turn and can be changed by a `UserTurn`.
 #[derive(Debug, Clone)]
@@ -131,10 +140,22 @@ impl Session {
     }
 }
 
+/// One op as it reaches the actor, with the reply channel `OspreyThread::start_turn` and
+/// `OspreyThread::steer` wait on (none for a plain `submit`).
+pub(crate) struct Submission {
+    pub op: Op,
+    pub reply: Option<TurnReply>,
+}
+
+/// Where the actor answers with the turn id an op got (or why it got none).
+pub(crate) type TurnReply = oneshot::Sender<Result<TurnId, CoreError>>;
+
 struct RunningTurn {
     turn_id: TurnId,
     cancel: CancellationToken,
     handle: JoinHandle<()>,
+    /// Where steered input goes; only a regular turn takes any.
+    steer: Option<Arc<SteerQueue>>,
 }
 
 struct PendingTurn {
@@ -148,86 +169,46 @@ enum Task {
     Turn(Vec<UserInput>),
     /// Summarise the history (`Op::Compact`).
     Compact,
+    /// The person's own shell command (`Op::RunUserShellCommand`).
+    Shell(UserShellCommand),
+}
+
+/// The actor's state between ops: the task that runs and the ones waiting behind it.
+struct Actor {
+    session: Arc<Session>,
+    running: Option<RunningTurn>,
+    queued: VecDeque<PendingTurn>,
 }
 
 /// Runs the actor until `Shutdown` or until every handle to the thread is dropped.
-pub(crate) async fn run_session(session: Arc<Session>, mut ops: mpsc::Receiver<Op>) {
-    let mut running: Option<RunningTurn> = None;
-    let mut queued: VecDeque<PendingTurn> = VecDeque::new();
+pub(crate) async fn run_session(session: Arc<Session>, mut ops: mpsc::Receiver<Submission>) {
+    let mut actor = Actor {
+        session,
+        running: None,
+        queued: VecDeque::new(),
+    };
     loop {
         let finished = async {
-            match running.as_mut() {
+            match actor.running.as_mut() {
                 Some(turn) => Some((&mut turn.handle).await),
                 None => std::future::pending().await,
             }
         };
         tokio::select! {
-            op = ops.recv() => {
-                let Some(op) = op else {
-                    if let Some(turn) = running.take() {
+            submission = ops.recv() => {
+                let Some(submission) = submission else {
+                    if let Some(turn) = actor.running.take() {
                         turn.cancel.cancel();
                         let _ = turn.handle.await;
                     }
                     return;
                 };
-                match op {
-                    Op::UserTurn { items, cwd, approval_policy, sandbox_policy, model, effort, output_schema } => {
-                        if let Err(refusal) = session.check_requirements(approval_policy, sandbox_policy.as_ref()) {
-                            session.refuse_turn(refusal);
-                            continue;
-                        }
-                        let context = session.turn_context(cwd, approval_policy, sandbox_policy, model, effort, output_schema);
-                        let pending = PendingTurn { task: Task::Turn(items), context };
-                        if running.is_some() {
-                            queued.push_back(pending);
-                        } else {
-                            running = Some(start_turn(&session, pending));
-                        }
-                    }
-                    Op::Interrupt => {
-                        if let Some(turn) = running.as_ref() {
-                            turn.cancel.cancel();
-                        }
-                    }
-                    Op::ResolveApproval { id, decision } => {
-                        if !session.services.orchestrator.broker.resolve(&id, decision) {
-                            session.events().emit(None, EventMsg::Warning {
-                                message: format!("no approval request with id `{id}` is pending; the decision was ignored"),
-                            });
-                        }
-                    }
-                    Op::Compact => {
-                        let context = session.turn_context(None, None, None, None, None, None);
-                        let pending = PendingTurn { task: Task::Compact, context };
-                        if running.is_some() {
-                            queued.push_back(pending);
-                        } else {
-                            running = Some(start_turn(&session, pending));
-                        }
-                    }
-                    Op::Shutdown => {
-                        if let Some(turn) = running.take() {
-                            turn.cancel.cancel();
-                            let _ = turn.handle.await;
-                        }
-                        session.services.unified_exec.kill_all().await;
-                        session.mcp.shutdown().await;
-                        session.sync().await;
-                        for pending in queued.drain(..) {
-                            session.events().emit(Some(&pending.context.turn_id), EventMsg::TurnAborted { reason: AbortReason::Shutdown });
-                        }
-                        session.events().emit(None, EventMsg::ShutdownComplete);
-                        return;
-                    }
-                    _ => {
-                        session.events().emit(None, EventMsg::Warning {
-                            message: "this operation is not supported by this version".to_string(),
-                        });
-                    }
+                if actor.handle(submission).await.is_break() {
+                    return;
                 }
             }
             joined = finished => {
-                if let (Some(Err(error)), Some(turn)) = (joined, running.as_ref()) {
+                if let (Some(Err(error)), Some(turn)) = (joined, actor.running.as_ref()) {
                     // The turn task died without ending its turn (a panic the turn could not
                     // catch, or a cancelled task): end it for the front end.
                     let error = if error.is_panic() {
@@ -235,27 +216,183 @@ pub(crate) async fn run_session(session: Arc<Session>, mut ops: mpsc::Receiver<O
                     } else {
                         osprey_protocol::WireError::new(osprey_protocol::ErrorKind::Other, "the turn's task was stopped before it finished")
                     };
-                    session.events().emit(Some(&turn.turn_id), EventMsg::TurnFailed { error, usage: TokenUsage::default() });
+                    actor.session.events().emit(Some(&turn.turn_id), EventMsg::TurnFailed { error, usage: TokenUsage::default() });
                 }
-                running = queued.pop_front().map(|pending| start_turn(&session, pending));
+                actor.running = actor.queued.pop_front().map(|pending| start_task(&actor.session, pending));
             }
         }
     }
 }
 
-fn start_turn(session: &Arc<Session>, pending: PendingTurn) -> RunningTurn {
+impl Actor {
+    /// Acts on one op; `Break` once the thread has shut down.
+    async fn handle(&mut self, submission: Submission) -> ControlFlow<()> {
+        let Submission { op, reply } = submission;
+        let session = Arc::clone(&self.session);
+        match op {
+            Op::UserTurn {
+                items,
+                cwd,
+                approval_policy,
+                sandbox_policy,
+                model,
+                effort,
+                output_schema,
+            } => {
+                if let Err(refusal) =
+                    session.check_requirements(approval_policy, sandbox_policy.as_ref())
+                {
+                    let turn_id = session.refuse_turn(refusal);
+                    answer(reply, Ok(turn_id));
+                    return ControlFlow::Continue(());
+                }
+                let context = session.turn_context(
+                    cwd,
+                    approval_policy,
+                    sandbox_policy,
+                    model,
+                    effort,
+                    output_schema,
+                );
+                self.enqueue(Task::Turn(items), context, reply);
+            }
+            Op::Compact => {
+                let context = session.turn_context(None, None, None, None, None, None);
+                self.enqueue(Task::Compact, context, reply);
+            }
+            Op::RunUserShellCommand {
+                command,
+                timeout_ms,
+                share_with_model,
+            } => {
+                let context = session.turn_context(None, None, None, None, None, None);
+                let shell = UserShellCommand {
+                    command,
+                    timeout_ms,
+                    share_with_model,
+                };
+                self.enqueue(Task::Shell(shell), context, reply);
+            }
+            Op::Steer { items } => {
+                let steered = self.running.as_ref().and_then(|turn| {
+                    let queue = turn.steer.as_ref()?;
+                    queue.push(items).then(|| turn.turn_id.clone())
+                });
+                match (steered, reply) {
+                    (Some(turn_id), reply) => answer(reply, Ok(turn_id)),
+                    (None, Some(reply)) => {
+                        let _ = reply.send(Err(CoreError::NoActiveTurn));
+                    }
+                    (None, None) => session.events().emit(
+                        None,
+                        EventMsg::Warning {
+                            message: format!(
+                                "{}; the input was not used: start a turn with it instead",
+                                CoreError::NoActiveTurn
+                            ),
+                        },
+                    ),
+                }
+            }
+            Op::Interrupt => {
+                if let Some(turn) = self.running.as_ref() {
+                    turn.cancel.cancel();
+                }
+            }
+            Op::ResolveApproval { id, decision } => {
+                if !session.services.orchestrator.broker.resolve(&id, decision) {
+                    session.events().emit(
+                        None,
+                        EventMsg::Warning {
+                            message: format!(
+                                "no approval request with id `{id}` is pending; the decision was ignored"
+                            ),
+                        },
+                    );
+                }
+            }
+            Op::Shutdown => {
+                if let Some(turn) = self.running.take() {
+                    turn.cancel.cancel();
+                    let _ = turn.handle.await;
+                }
+                session.services.unified_exec.kill_all().await;
+                session.mcp.shutdown().await;
+                session.sync().await;
+                for pending in self.queued.drain(..) {
+                    session.events().emit(
+                        Some(&pending.context.turn_id),
+                        EventMsg::TurnAborted {
+                            reason: AbortReason::Shutdown,
+                        },
+                    );
+                }
+                session.events().emit(None, EventMsg::ShutdownComplete);
+                return ControlFlow::Break(());
+            }
+            _ => {
+                session.events().emit(
+                    None,
+                    EventMsg::Warning {
+                        message: "this operation is not supported by this version".to_string(),
+                    },
+                );
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Starts the task now, or queues it behind the running one; answers with its turn id
+    /// either way.
+    fn enqueue(&mut self, task: Task, context: TurnContext, reply: Option<TurnReply>) {
+        answer(reply, Ok(context.turn_id.clone()));
+        let pending = PendingTurn { task, context };
+        if self.running.is_some() {
+            self.queued.push_back(pending);
+        } else {
+            self.running = Some(start_task(&self.session, pending));
+        }
+    }
+}
+
+/// Sends the reply, if anyone waits for one (a caller that stopped waiting is no error).
+fn answer(reply: Option<TurnReply>, result: Result<TurnId, CoreError>) {
+    if let Some(reply) = reply {
+        let _ = reply.send(result);
+    }
+}
+
+fn start_task(session: &Arc<Session>, pending: PendingTurn) -> RunningTurn {
     let cancel = CancellationToken::new();
     let session = Arc::clone(session);
     let context = Arc::new(pending.context);
     let turn_id = context.turn_id.clone();
+    let mut steer = None;
     let handle = match pending.task {
-        Task::Turn(items) => tokio::spawn(turn::run_turn(session, context, items, cancel.clone())),
+        Task::Turn(items) => {
+            let queue = Arc::new(SteerQueue::default());
+            steer = Some(Arc::clone(&queue));
+            tokio::spawn(turn::run_turn(
+                session,
+                context,
+                items,
+                queue,
+                cancel.clone(),
+            ))
+        }
         Task::Compact => tokio::spawn(turn::run_compact_task(session, context, cancel.clone())),
+        Task::Shell(shell) => tokio::spawn(user_shell::run_user_shell_command(
+            session,
+            context,
+            shell,
+            cancel.clone(),
+        )),
     };
     RunningTurn {
         turn_id,
         cancel,
         handle,
+        steer,
     }
 }
 
@@ -278,8 +415,9 @@ impl Session {
         Ok(())
     }
 
-    /// Ends a turn that may not start: started and failed at once, with the reason.
-    fn refuse_turn(&self, refusal: osprey_config::ConfigError) {
+    /// Ends a turn that may not start: started and failed at once, with the reason. Returns
+    /// the id the refused turn got.
+    fn refuse_turn(&self, refusal: osprey_config::ConfigError) -> TurnId {
         let turn_id = self.next_turn_id();
         self.events().emit(Some(&turn_id), EventMsg::TurnStarted);
         self.events().emit(
@@ -292,6 +430,7 @@ impl Session {
                 usage: TokenUsage::default(),
             },
         );
+        turn_id
     }
 
     fn turn_context(

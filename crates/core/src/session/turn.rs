@@ -8,6 +8,7 @@
 
 use super::Session;
 use super::sampling::sample;
+use super::steer::SteerQueue;
 use crate::inspect::{CallVerdict, TurnInspectors, TurnStart};
 use crate::prompt;
 use crate::tools::call::ToolCall;
@@ -29,11 +30,20 @@ pub(crate) async fn run_turn(
     session: Arc<Session>,
     turn: Arc<TurnContext>,
     input: Vec<UserInput>,
+    steer: Arc<SteerQueue>,
     cancel: CancellationToken,
 ) {
     let turn_id = turn.turn_id.clone();
-    let run = AssertUnwindSafe(run_turn_inner(&session, turn, input, cancel)).catch_unwind();
+    let run = AssertUnwindSafe(run_turn_inner(
+        &session,
+        turn,
+        input,
+        Arc::clone(&steer),
+        cancel,
+    ))
+    .catch_unwind();
     if let Err(panic) = run.await {
+        steer.close();
         // A bug must not leave the front end waiting for a turn that never ends.
         session.events().emit(
             Some(&turn_id),
@@ -115,12 +125,15 @@ struct TurnState {
     /// history that is still too long after compaction cannot loop.
     compacted_for_estimate: bool,
     inspectors: TurnInspectors,
+    /// Input steered into this turn, recorded before the next request.
+    steer: Arc<SteerQueue>,
 }
 
 async fn run_turn_inner(
     session: &Arc<Session>,
     turn: Arc<TurnContext>,
     input: Vec<UserInput>,
+    steer: Arc<SteerQueue>,
     cancel: CancellationToken,
 ) {
     session
@@ -134,6 +147,7 @@ async fn run_turn_inner(
         compacted_for_overflow: false,
         compacted_for_estimate: false,
         inspectors: inspectors_for(session, &turn, &request),
+        steer,
     };
     if session.history_snapshot().is_empty() {
         session.record(initial_context(session, &turn));
@@ -145,6 +159,11 @@ async fn run_turn_inner(
             Step::End(end) => break end,
         }
     };
+    // Input steered in after the last request (the turn failed, was interrupted, or an
+    // inspector stopped it) is still the person's message: the next turn's model sees it.
+    for input in state.steer.close() {
+        record_user_input(session, &turn, &input);
+    }
     if matches!(end, TurnEnd::Aborted(AbortReason::Interrupted)) {
         session.services.unified_exec.kill_all().await;
     }
@@ -158,6 +177,9 @@ async fn step(
     state: &mut TurnState,
     cancel: &CancellationToken,
 ) -> Step {
+    for input in state.steer.take() {
+        record_user_input(session, turn, &input);
+    }
     let mut prompt = build_prompt(session, turn);
     if compaction_due(session, state, &prompt) {
         if let Err(error) = crate::compact::compact(session, turn, None).await {
@@ -188,13 +210,18 @@ async fn step(
     }
     let calls = record_response(session, state, &items).await;
     if calls.is_empty() {
+        if state.steer.has_pending() {
+            // The person added input while the model answered: answer that too.
+            return Step::Continue;
+        }
         let answer = last_assistant_text(&items);
         return match state.inspectors.before_finish(answer.as_deref()) {
             Some(reminder) => {
                 session.record([reminder]);
                 Step::Continue
             }
-            None => Step::End(TurnEnd::Completed),
+            None if state.steer.close_if_empty() => Step::End(TurnEnd::Completed),
+            None => Step::Continue,
         };
     }
     if let CallVerdict::StopTurn { output, warning } = state.inspectors.before_tool_calls(&calls) {
@@ -304,20 +331,21 @@ fn user_request_text(input: &[UserInput]) -> String {
         .join("\n")
 }
 
-/// Records the user's message and shows it to the front end.
+/// Records a user message (the turn's input, or input steered into it) and shows it to the
+/// front end as a started and completed item of this turn.
 fn record_user_input(session: &Session, turn: &TurnContext, input: &[UserInput]) {
     let events = session.events();
     let user_item = user_input_item(input, turn.config.tools.view_image_max_dimension);
     if let Some(text) = user_item.message_text() {
+        let item = ThreadItem::UserMessage {
+            id: events.next_item_id("user"),
+            text,
+        };
         events.emit(
             Some(&turn.turn_id),
-            EventMsg::ItemCompleted {
-                item: ThreadItem::UserMessage {
-                    id: events.next_item_id("user"),
-                    text,
-                },
-            },
+            EventMsg::ItemStarted { item: item.clone() },
         );
+        events.emit(Some(&turn.turn_id), EventMsg::ItemCompleted { item });
     }
     session.record([user_item]);
 }

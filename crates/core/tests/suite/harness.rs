@@ -9,6 +9,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub fn manager(home: &TempHome) -> ThreadManager {
+    manager_with_env(home, &[])
+}
+
+/// [`manager`] with more variables in the thread's environment (`HOME` for login shells
+/// that must not read the real user's profile files).
+pub fn manager_with_env(home: &TempHome, extra: &[(&str, &str)]) -> ThreadManager {
     let env: HashMap<String, String> = home
         .env()
         .into_iter()
@@ -20,6 +26,7 @@ pub fn manager(home: &TempHome) -> ThreadManager {
             ),
             ("SHELL".to_string(), "/bin/bash".to_string()),
         ])
+        .chain(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())))
         .collect();
     ThreadManager::new(env)
 }

@@ -7,3 +7,6 @@ mod interrupt;
 mod mcp_approvals;
 mod requirements;
 mod sandboxed_patch;
+mod steer;
+mod turn_ids;
+mod user_shell;
