@@ -50,6 +50,7 @@ pub mod method {
     pub const SERVER_REQUEST_RESOLVED: &str = "serverRequest/resolved";
     pub const CONFIG_WARNING: &str = "configWarning";
     pub const DEPRECATION_NOTICE: &str = "deprecationNotice";
+    pub const WARNING: &str = "warning";
 
     pub const ITEM_COMMAND_EXECUTION_REQUEST_APPROVAL: &str =
         "item/commandExecution/requestApproval";
@@ -220,6 +221,7 @@ method_enum! {
             method::SERVER_REQUEST_RESOLVED,
         ConfigWarning(NoticeNotification) = method::CONFIG_WARNING,
         DeprecationNotice(NoticeNotification) = method::DEPRECATION_NOTICE,
+        Warning(WarningNotification) = method::WARNING,
     }
 }
 

@@ -134,3 +134,12 @@ pub struct NoticeNotification {
     pub summary: String,
     pub details: Option<String>,
 }
+
+/// Something the user should know that does not stop anything (a retry notice, a skipped
+/// file, a rules file that did not load): `{threadId, message}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WarningNotification {
+    pub thread_id: Option<String>,
+    pub message: String,
+}

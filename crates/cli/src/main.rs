@@ -4,7 +4,7 @@
 //! the entry points Osprey invokes its own binary through: `apply_patch` / `applypatch` and
 //! `--osprey-run-as-apply-patch` (the patch virtual command, also used inside the sandbox).
 //! The sandbox helper (`osprey-linux-sandbox`) is entered the same way.
-//! Then on clap subcommands: `exec`, `mcp`, `mcp-server`, `model`, `sessions`, `sandbox`,
+//! Then on clap subcommands: `exec`, `app-server`, `mcp`, `mcp-server`, `model`, `sessions`, `sandbox`,
 //! `execpolicy check`, `completion`. Each subcommand's clap structs live in [`commands`] (or,
 //! for `exec`, in the `osprey-exec` front end); the library crates behind them take plain
 //! values.
@@ -39,6 +39,8 @@ enum Command {
     Mcp(commands::mcp::McpCli),
     /// Serve Osprey as an MCP server over stdio (for other agents).
     McpServer,
+    /// Serve Codex's app-server protocol (JSON-RPC) for editors and other clients.
+    AppServer(commands::app_server::AppServerCli),
     /// The embedded local model: `fetch` it, or `serve` it as an OpenAI-compatible server.
     Model(commands::model::ModelCli),
     /// Recorded sessions.
@@ -83,6 +85,11 @@ fn main() -> ExitCode {
         Command::Mcp(cli) => commands::mcp::run(cli),
         Command::Model(cli) => entry::block_on(commands::model::run(cli)),
         Command::Completion(args) => commands::completion::run(&args, &mut Cli::command()),
+        Command::AppServer(cli) => entry::block_on(commands::app_server::run(
+            cli,
+            VERSION,
+            vec![osprey_local_model::LocalModelProvider::shared()],
+        )),
         Command::McpServer => entry::block_on(osprey_mcp_server::run_main(
             VERSION,
             vec![osprey_local_model::LocalModelProvider::shared()],

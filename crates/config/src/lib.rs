@@ -65,9 +65,10 @@ pub use error::{ConfigError, ConfigSource, ConfigWarning, Location, RequirementV
 pub use features::{FEATURES, FeatureSpec, Features};
 pub use mcp::{McpApprovalMode, McpServerConfig, McpTransport};
 pub use model_table::known_context_window;
-pub use overrides::{CliOverride, ConfigOverrides};
+pub use overrides::{CliOverride, ConfigOverrides, json_to_toml};
 pub use paths::{
-    CONFIG_FILE_NAME, PROJECT_CONFIG_DIR, REQUIREMENTS_FILE_NAME, find_osprey_home, project_root,
+    CONFIG_FILE_NAME, PROJECT_CONFIG_DIR, REQUIREMENTS_FILE_NAME, absolute, find_osprey_home,
+    project_root,
 };
 pub use provider::{
     IN_PROCESS_PROVIDER_IDS, LMSTUDIO_PROVIDER_ID, LOCAL_MODEL_NAME, LOCAL_PROVIDER_ID,

@@ -196,6 +196,33 @@ pub(crate) fn set_path(table: &mut toml::Table, path: &[String], value: toml::Va
     current.insert(last.clone(), value);
 }
 
+/// The TOML value for a JSON value. `null` (also inside arrays and objects) has no TOML
+/// form and is refused.
+pub fn json_to_toml(value: &serde_json::Value) -> Result<toml::Value, String> {
+    Ok(match value {
+        serde_json::Value::Null => {
+            return Err("null has no TOML form; leave the key out instead".to_string());
+        }
+        serde_json::Value::Bool(b) => toml::Value::Boolean(*b),
+        serde_json::Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => toml::Value::Integer(i),
+            (None, Some(f)) => toml::Value::Float(f),
+            (None, None) => return Err(format!("the number {n} does not fit TOML")),
+        },
+        serde_json::Value::String(s) => toml::Value::String(s.clone()),
+        serde_json::Value::Array(items) => {
+            toml::Value::Array(items.iter().map(json_to_toml).collect::<Result<_, _>>()?)
+        }
+        serde_json::Value::Object(map) => {
+            let mut table = toml::Table::new();
+            for (k, v) in map {
+                table.insert(k.clone(), json_to_toml(v)?);
+            }
+            toml::Value::Table(table)
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

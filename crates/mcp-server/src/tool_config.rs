@@ -200,40 +200,15 @@ fn config_overrides(config: BTreeMap<String, Value>) -> Result<Vec<String>, McpS
     config
         .into_iter()
         .map(|(key, value)| {
-            let value = json_to_toml(&value).map_err(|reason| McpServerError::BadOverride {
-                key: key.clone(),
-                reason,
+            let value = osprey_config::json_to_toml(&value).map_err(|reason| {
+                McpServerError::BadOverride {
+                    key: key.clone(),
+                    reason,
+                }
             })?;
             Ok(format!("{key}={value}"))
         })
         .collect()
-}
-
-/// The TOML value for a JSON value. `null` (also inside arrays and objects) has no TOML
-/// form and is refused.
-fn json_to_toml(value: &Value) -> Result<toml::Value, String> {
-    Ok(match value {
-        Value::Null => {
-            return Err("null has no TOML form; leave the key out instead".to_string());
-        }
-        Value::Bool(b) => toml::Value::Boolean(*b),
-        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
-            (Some(i), _) => toml::Value::Integer(i),
-            (None, Some(f)) => toml::Value::Float(f),
-            (None, None) => return Err(format!("the number {n} does not fit TOML")),
-        },
-        Value::String(s) => toml::Value::String(s.clone()),
-        Value::Array(items) => {
-            toml::Value::Array(items.iter().map(json_to_toml).collect::<Result<_, _>>()?)
-        }
-        Value::Object(map) => {
-            let mut table = toml::Table::new();
-            for (k, v) in map {
-                table.insert(k.clone(), json_to_toml(v)?);
-            }
-            toml::Value::Table(table)
-        }
-    })
 }
 
 fn object(value: Value) -> Arc<JsonObject> {

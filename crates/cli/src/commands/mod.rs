@@ -3,6 +3,7 @@
 //! (`osprey-mcp`, `osprey-local-model`, `osprey-sandboxing`, `osprey-execpolicy`,
 //! `osprey-rollout`): library crates do not parse command lines.
 
+pub mod app_server;
 pub mod completion;
 pub mod execpolicy;
 pub mod mcp;

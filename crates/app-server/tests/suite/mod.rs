@@ -1,0 +1,5 @@
+mod approvals;
+mod client;
+mod handshake;
+mod threads;
+mod turns;
