@@ -2,8 +2,9 @@
 
 use osprey_protocol::{Event, EventMsg, ThreadId, TurnId};
 use osprey_rollout::{RolloutItem, RolloutRecorder, should_persist_event};
-use std::sync::Arc;
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 
 /// Sends events to the thread's consumer. Cheap to clone.
@@ -12,6 +13,9 @@ pub struct EventEmitter {
     thread_id: ThreadId,
     tx: mpsc::UnboundedSender<Event>,
     next_item: Arc<AtomicU64>,
+    /// Tool-call ids already given to an item, so a call that shows a second item (a rerun
+    /// outside the sandbox) gets a distinct id.
+    call_items: Arc<Mutex<HashSet<String>>>,
     /// Where events a front end needs for replay are persisted (none when ephemeral).
     recorder: Option<Arc<RolloutRecorder>>,
 }
@@ -22,6 +26,7 @@ impl EventEmitter {
             thread_id,
             tx,
             next_item: Arc::new(AtomicU64::new(0)),
+            call_items: Arc::new(Mutex::new(HashSet::new())),
             recorder: None,
         }
     }
@@ -45,6 +50,20 @@ impl EventEmitter {
             turn_id: turn_id.cloned(),
             msg,
         });
+    }
+
+    /// The id of the item a tool call shows: the call's own id, as Codex uses it (so a
+    /// front end can match approvals and items to the model's call), or `<call id>_<n>` for
+    /// a further item of the same call or a call id the model used before.
+    pub fn call_item_id(&self, call_id: &str) -> String {
+        let mut used = self.call_items.lock().unwrap_or_else(|e| e.into_inner());
+        if call_id.is_empty() || !used.insert(call_id.to_owned()) {
+            let n = self.next_item.fetch_add(1, Ordering::Relaxed);
+            let id = format!("{call_id}_{n}");
+            used.insert(id.clone());
+            return id;
+        }
+        call_id.to_owned()
     }
 
     /// A fresh id for a thread item (`<prefix>_<n>`), unique within the thread.

@@ -92,7 +92,7 @@ impl Drop for Lifecycle {
 impl CommandItem {
     pub fn new(inv: CallScope<'_>, argv: &[String], cwd: PathBuf) -> Self {
         Self {
-            id: inv.events.next_item_id("cmd"),
+            id: inv.events.call_item_id(inv.call_id),
             command: display_command(argv),
             cwd,
             lifecycle: Arc::new(Lifecycle {

@@ -102,7 +102,7 @@ async fn run_patch(
     cwd: &Path,
 ) -> Result<ToolOutput, ToolError> {
     let started = Instant::now();
-    let item_id = inv.services.events.next_item_id("patch");
+    let item_id = inv.services.events.call_item_id(&inv.call.call_id);
     let patch = match parsed {
         Ok(patch) => patch,
         Err(e) => {

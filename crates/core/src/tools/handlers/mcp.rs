@@ -83,7 +83,7 @@ impl ToolHandler for McpToolHandler {
         let shown_arguments = arguments
             .clone()
             .unwrap_or(Value::Object(Default::default()));
-        let item_id = inv.services.events.next_item_id("mcp");
+        let item_id = inv.services.events.call_item_id(&inv.call.call_id);
         let item = |status, result: Option<McpCallResult>, error: Option<String>| {
             ThreadItem::McpToolCall {
                 id: item_id.clone(),
