@@ -48,15 +48,44 @@ pub fn json_schema_files() -> BTreeMap<String, String> {
         pretty(&json!({"$schema": bundle["$schema"], "title": "ClientNotification", "oneOf": client_notifications})),
     );
     for (name, schema) in &defs {
+        let reachable = reachable_defs(schema, &defs);
         let mut schema = schema.clone();
         if let Value::Object(map) = &mut schema {
             map.insert("$schema".into(), bundle["$schema"].clone());
             map.insert("title".into(), Value::String(name.clone()));
-            map.insert("$defs".into(), Value::Object(defs.clone()));
+            if !reachable.is_empty() {
+                map.insert("$defs".into(), Value::Object(reachable));
+            }
         }
         files.insert(format!("types/{name}.json"), pretty(&schema));
     }
     files
+}
+
+/// The definitions `schema` refers to, directly or through other definitions.
+fn reachable_defs(schema: &Value, defs: &Map<String, Value>) -> Map<String, Value> {
+    let mut found = Map::new();
+    let mut todo = vec![schema.clone()];
+    while let Some(value) = todo.pop() {
+        match value {
+            Value::Object(map) => {
+                if let Some(name) = map
+                    .get("$ref")
+                    .and_then(Value::as_str)
+                    .and_then(|r| r.strip_prefix("#/$defs/"))
+                    && !found.contains_key(name)
+                    && let Some(def) = defs.get(name)
+                {
+                    found.insert(name.to_owned(), def.clone());
+                    todo.push(def.clone());
+                }
+                todo.extend(map.into_iter().map(|(_, v)| v));
+            }
+            Value::Array(items) => todo.extend(items),
+            _ => {}
+        }
+    }
+    found
 }
 
 fn union_schema(

@@ -2,5 +2,6 @@ mod approvals;
 mod client;
 mod handshake;
 mod python_client;
+mod schema;
 mod threads;
 mod turns;
