@@ -4,4 +4,5 @@ mod handshake;
 mod python_client;
 mod schema;
 mod threads;
+mod transports;
 mod turns;
