@@ -190,6 +190,10 @@ pub async fn serve_connection(
         })
     };
     while let Some(line) = lines.recv().await {
+        if !connection.is_open() {
+            // The writer gave up (the client fell too far behind or its side broke).
+            break;
+        }
         if line.trim().is_empty() {
             continue;
         }
