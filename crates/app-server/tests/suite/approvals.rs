@@ -418,3 +418,39 @@ async fn an_unanswered_approval_does_not_block_interrupt_and_is_resolved_after_t
     assert!(client.close().await.success());
     server.verify();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sandbox_denial_asks_to_rerun_and_says_what_was_blocked() {
+    let target = format!("/usr/osprey-denied-{}", std::process::id());
+    let (server, home, work) = setup(vec![
+        sse_turn(vec![exec("e1", &format!("touch {target}"))]),
+        sse_turn(vec![ev_assistant_message("m1", "left it alone")]),
+    ])
+    .await;
+    let mut client = Client::spawn(&home, work.path());
+    client.initialize().await;
+    let thread = client
+        .start_thread(
+            work.path(),
+            json!({"approvalPolicy": "on-request", "sandbox": "workspace-write"}),
+        )
+        .await;
+    client.start_turn(&thread, "touch outside").await;
+    let ask = client.server_request(CMD_APPROVAL).await;
+    let reason = ask["params"]["reason"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        reason.contains("sandbox blocked"),
+        "the denial is named: {ask}"
+    );
+    client.answer(&ask, json!({"decision": "decline"})).await;
+    assert_eq!(client.turn_completed(&thread).await["status"], "completed");
+    assert!(
+        !std::path::Path::new(&target).exists(),
+        "declined: nothing ran outside the sandbox"
+    );
+    assert!(client.close().await.success());
+    server.verify();
+}

@@ -116,3 +116,43 @@ async fn errors_follow_codex_and_the_server_keeps_serving() {
     assert!(client.close().await.success());
     server.verify();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_list_and_config_read_reflect_the_real_config() {
+    let server = MockModelServer::start(Vec::new()).await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    home.write_config("[profiles.fast]\nmodel = \"fast-model\"\n");
+    let work = tempfile::tempdir().unwrap();
+    let mut client = Client::spawn(&home, work.path());
+    client.initialize().await;
+    let models = client.request("model/list", json!({})).await;
+    let data = models["data"].as_array().unwrap();
+    assert_eq!(data[0]["id"], "mock-model");
+    assert_eq!(data[0]["isDefault"], true);
+    assert_eq!(data[0]["modelProvider"], "mock");
+    assert!(
+        data.iter().any(|m| m["modelProvider"] == "local"),
+        "the embedded model is offered: {models}"
+    );
+    assert!(
+        data.iter().any(|m| m["id"] == "fast-model"),
+        "profile models are offered: {models}"
+    );
+    let page = client.request("model/list", json!({"limit": 1})).await;
+    assert_eq!(page["data"].as_array().unwrap().len(), 1);
+    assert_eq!(page["nextCursor"], "1");
+
+    let config = client.request("config/read", json!({})).await;
+    assert_eq!(config["config"]["model"], "mock-model");
+    assert_eq!(config["config"]["model_provider"], "mock");
+    assert_eq!(
+        config["config"]["model_providers"]["mock"]["base_url"],
+        server.base_url()
+    );
+    assert_eq!(
+        config["config"]["model_providers"]["local"]["in_process"],
+        true
+    );
+    assert!(client.close().await.success());
+    server.verify();
+}

@@ -276,3 +276,46 @@ async fn twenty_threads_run_at_once_without_cross_talk() {
     assert!(client.close().await.success());
     server.verify();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compact_start_runs_a_compaction_turn() {
+    let (server, home, work) = setup(vec![
+        sse_turn(vec![ev_assistant_message("m1", "first answer")]),
+        sse_turn(vec![ev_assistant_message(
+            "s1",
+            "SUMMARY: the user asked a question",
+        )]),
+        sse_turn(vec![ev_assistant_message("m2", "after compaction")]),
+    ])
+    .await;
+    let mut client = Client::spawn(&home, work.path());
+    client.initialize().await;
+    let thread = client.start_thread(work.path(), full_access()).await;
+    client.start_turn(&thread, "a question").await;
+    client.turn_completed(&thread).await;
+    assert_eq!(
+        client
+            .request("thread/compact/start", json!({"threadId": thread}))
+            .await,
+        json!({})
+    );
+    assert_eq!(client.turn_completed(&thread).await["status"], "completed");
+    assert!(
+        client
+            .completed_items(&thread)
+            .iter()
+            .any(|i| i["type"] == "contextCompaction"),
+        "{:#?}",
+        client.log
+    );
+    client.start_turn(&thread, "next").await;
+    client.turn_completed(&thread).await;
+    let last = server.requests().last().unwrap().clone();
+    let body = serde_json::to_string(last.input()).unwrap();
+    assert!(
+        body.contains("SUMMARY: the user asked a question"),
+        "the next request starts from the summary"
+    );
+    assert!(client.close().await.success());
+    server.verify();
+}
