@@ -319,3 +319,126 @@ async fn compact_start_runs_a_compaction_turn() {
     assert!(client.close().await.success());
     server.verify();
 }
+
+/// A client that stops reading does not hold the turn up: the turn finishes (its session file
+/// says so) while nothing is read, and once the client reads again it gets the whole text
+/// (deltas merged, none lost) and every item notification.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_stops_reading_does_not_stall_the_turn() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    const PIECES: usize = 4000;
+    let piece = "0123456789".repeat(10);
+    let mut events = vec![ev_response_created("r1")];
+    events.extend((0..PIECES).map(|_| ev_output_text_delta(&piece)));
+    let full = piece.repeat(PIECES);
+    events.push(ev_assistant_message("m1", &full));
+    events.push(ev_completed("r1"));
+    let (server, home, work) = setup(vec![sse_turn(events)]).await;
+    #[expect(clippy::disallowed_methods, reason = "the test runs the osprey binary")]
+    let mut child = tokio::process::Command::new(super::client::osprey_bin())
+        .arg("app-server")
+        .current_dir(work.path())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .envs(home.env())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let cwd = work.path().display().to_string();
+    for line in [
+        json!({"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "slow", "version": "1"}}}),
+        json!({"id": 2, "method": "thread/start", "params": {"cwd": cwd, "approvalPolicy": "never", "sandbox": "danger-full-access"}}),
+    ] {
+        stdin
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+    let thread = loop {
+        let line: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        if line["id"] == 2 {
+            break line["result"]["thread"]["id"].as_str().unwrap().to_owned();
+        }
+    };
+    let turn = json!({"id": 3, "method": "turn/start", "params": {"threadId": thread, "input": [{"type": "text", "text": "long answer"}]}});
+    stdin
+        .write_all(format!("{turn}\n").as_bytes())
+        .await
+        .unwrap();
+    // Read nothing now: the server's stdout pipe fills up long before the 400 kB answer ends.
+    let sessions = home.path().join("sessions");
+    let mut finished = false;
+    for _ in 0..400 {
+        let files = walk(&sessions);
+        if files.iter().any(|f| {
+            std::fs::read_to_string(f)
+                .unwrap_or_default()
+                .contains("\"turn_completed\"")
+        }) {
+            finished = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(finished, "the turn finished while the client read nothing");
+    let mut text = String::new();
+    let mut completed = false;
+    let mut delta_messages = 0;
+    while let Ok(Ok(Some(line))) =
+        tokio::time::timeout(Duration::from_secs(20), lines.next_line()).await
+    {
+        let message: Value = serde_json::from_str(&line).unwrap();
+        match message["method"].as_str() {
+            Some("item/agentMessage/delta") => {
+                delta_messages += 1;
+                text.push_str(message["params"]["delta"].as_str().unwrap());
+            }
+            Some("item/completed") if message["params"]["item"]["type"] == "agentMessage" => {
+                assert_eq!(
+                    message["params"]["item"]["text"].as_str().unwrap().len(),
+                    full.len()
+                );
+            }
+            Some("turn/completed") => {
+                completed = true;
+                break;
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        completed,
+        "turn/completed arrives once the client reads again"
+    );
+    assert_eq!(text.len(), full.len(), "no delta text was lost");
+    assert_eq!(text, full);
+    assert!(
+        delta_messages < PIECES,
+        "deltas were merged behind the slow reader ({delta_messages} messages)"
+    );
+    drop(stdin);
+    let _ = child.wait().await;
+    server.verify();
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
