@@ -6,7 +6,7 @@
 use crate::events::EventEmitter;
 use crate::exec_policy::ExecPolicy;
 use crate::tools::call::{ToolCall, ToolPayload};
-use crate::tools::context::{SessionServices, ToolInvocation};
+use crate::tools::context::{CommandServices, HandlerDeps, ToolInvocation};
 use crate::tools::orchestrator::{NoSandbox, Orchestrator};
 use crate::tools::unified_exec::UnifiedExecSessions;
 use crate::turn_context::TurnContext;
@@ -26,20 +26,25 @@ pub async fn exec_overhead(runs: usize) -> Result<(Vec<Duration>, Vec<Duration>)
         .build()
         .map_err(|e| e.to_string())?
         .config;
-    let registry = crate::tools::build_registry(&crate::tools::profile_for(&config));
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    tokio::spawn(async move { while rx.recv().await.is_some() {} });
     let env: std::collections::HashMap<String, String> = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .collect();
-    let services = Arc::new(SessionServices {
-        events: EventEmitter::new(ThreadId::new(), tx),
-        orchestrator: Orchestrator::new(Arc::new(ExecPolicy::without_rules()), Arc::new(NoSandbox)),
-        unified_exec: UnifiedExecSessions::new(4),
-        env,
-        shell: osprey_shell::Shell::new("/bin/bash"),
-        osprey_exe: None,
-    });
+    let deps = HandlerDeps {
+        commands: Arc::new(CommandServices {
+            orchestrator: Orchestrator::new(
+                Arc::new(ExecPolicy::without_rules()),
+                Arc::new(NoSandbox),
+            ),
+            env,
+            shell: osprey_shell::Shell::new("/bin/bash"),
+            osprey_exe: None,
+        }),
+        unified_exec: Arc::new(UnifiedExecSessions::new(4)),
+    };
+    let registry = crate::tools::build_registry(&crate::tools::profile_for(&config), &deps);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move { while rx.recv().await.is_some() {} });
+    let events = EventEmitter::new(ThreadId::new(), tx);
     let turn = Arc::new(TurnContext {
         turn_id: TurnId("turn-1".into()),
         cwd: dir.path().to_path_buf(),
@@ -74,7 +79,7 @@ pub async fn exec_overhead(runs: usize) -> Result<(Vec<Duration>, Vec<Duration>)
         let inv = ToolInvocation {
             call: call.clone(),
             turn: Arc::clone(&turn),
-            services: Arc::clone(&services),
+            events: events.clone(),
             cancel: tokio_util::sync::CancellationToken::new(),
         };
         let start = Instant::now();

@@ -6,9 +6,10 @@ use crate::exec_policy::ExecPolicy;
 use crate::prompt::DEFAULT_BASE_INSTRUCTIONS;
 use crate::sandbox::PlatformSandbox;
 use crate::session::{self, EventReceiver, Session, Submission, ThreadSettings};
+use crate::tools;
+use crate::tools::context::{CommandServices, HandlerDeps, SessionServices};
 use crate::tools::orchestrator::Orchestrator;
 use crate::tools::unified_exec::UnifiedExecSessions;
-use crate::tools::{self, context::SessionServices};
 use osprey_config::Config;
 use osprey_mcp::McpConnectionManager;
 use osprey_model::{ModelClient, ModelProviderFactory, ProviderRegistry};
@@ -332,7 +333,6 @@ impl ThreadManager {
         let (op_tx, op_rx) = mpsc::channel(64);
         let events = EventEmitter::new(thread_id, event_tx).with_recorder(init.recorder.clone());
         let profile = tools::profile_for(&config);
-        let registry = tools::build_registry_with_mcp(&config, &profile, &mcp);
         let settings = ThreadSettings {
             cwd: config.cwd.clone(),
             model: config.model.clone(),
@@ -361,6 +361,18 @@ impl ThreadManager {
             ExecPolicy::load(&dirs, Some(amend))
         };
         let sandbox = PlatformSandbox::new(self.osprey_exe.clone(), &config);
+        let commands = Arc::new(CommandServices {
+            orchestrator: Orchestrator::new(Arc::new(policy), Arc::new(sandbox))
+                .unattended(self.unattended),
+            env: self.env.clone(),
+            shell,
+            osprey_exe: self.osprey_exe.clone(),
+        });
+        let deps = HandlerDeps {
+            commands: Arc::clone(&commands),
+            unified_exec: Arc::new(UnifiedExecSessions::new(max_sessions)),
+        };
+        let registry = tools::build_registry_with_mcp(&config, &profile, &mcp, &deps);
         let session = Arc::new(Session {
             thread_id,
             config: Arc::new(config),
@@ -369,12 +381,8 @@ impl ThreadManager {
             profile: Arc::new(profile),
             services: Arc::new(SessionServices {
                 events,
-                orchestrator: Orchestrator::new(Arc::new(policy), Arc::new(sandbox))
-                    .unattended(self.unattended),
-                unified_exec: UnifiedExecSessions::new(max_sessions),
-                env: self.env.clone(),
-                shell,
-                osprey_exe: self.osprey_exe.clone(),
+                commands,
+                unified_exec: deps.unified_exec,
             }),
             mcp,
             base_instructions: init.base_instructions,

@@ -300,7 +300,13 @@ impl Actor {
                 }
             }
             Op::ResolveApproval { id, decision } => {
-                if !session.services.orchestrator.broker.resolve(&id, decision) {
+                if !session
+                    .services
+                    .commands
+                    .orchestrator
+                    .broker
+                    .resolve(&id, decision)
+                {
                     session.events().emit(
                         None,
                         EventMsg::Warning {

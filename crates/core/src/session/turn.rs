@@ -293,7 +293,7 @@ fn turn_start<'a>(
     request: &'a str,
 ) -> OwnedTurnStart<'a> {
     let command_path = crate::tools::exec_env::command_env(
-        &session.services.env,
+        &session.services.commands.env,
         &session.config.shell_environment_policy,
         false,
     )
@@ -408,7 +408,7 @@ async fn run_calls(
         calls,
         Arc::clone(&session.registry),
         Arc::clone(turn),
-        Arc::clone(&session.services),
+        session.services.events.clone(),
         cancel.clone(),
     )
     .await;

@@ -110,8 +110,15 @@ async fn run(
     cancel: CancellationToken,
 ) -> Ended {
     let services = &session.services;
-    let argv = services.shell.derive_exec_args(&shell.command, true);
-    let env = command_env(&services.env, &turn.config.shell_environment_policy, false);
+    let argv = services
+        .commands
+        .shell
+        .derive_exec_args(&shell.command, true);
+    let env = command_env(
+        &services.commands.env,
+        &turn.config.shell_environment_policy,
+        false,
+    );
     let timeout = shell
         .timeout_ms
         .map(Duration::from_millis)

@@ -12,27 +12,59 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
-/// Services that live as long as the session and are shared by all its turns.
-pub struct SessionServices {
-    pub events: EventEmitter,
-    /// Approval → sandbox → attempt → escalate, for everything that runs.
+/// What the handlers that run commands or write files are built with: the orchestrator
+/// (approval → sandbox → attempt → escalate), the environment commands inherit (filtered by
+/// policy), the user's shell, and the `osprey` executable helpers re-enter (the sandboxed
+/// `apply_patch`). Each such handler holds an `Arc` of it from `handler_for`; no handler
+/// reaches anything else of the session.
+pub struct CommandServices {
     pub orchestrator: Orchestrator,
-    /// Live `exec_command` sessions.
-    pub unified_exec: UnifiedExecSessions,
-    /// The environment snapshot commands inherit from (filtered by policy).
     pub env: HashMap<String, String>,
-    /// The user's shell.
     pub shell: Shell,
-    /// The `osprey` executable, for helpers that re-enter it (the sandboxed `apply_patch`).
     pub osprey_exe: Option<std::path::PathBuf>,
 }
 
-/// Everything one handler invocation may use.
+/// What `handler_for` hands to the handlers it builds, each taking only its part.
+#[derive(Clone)]
+pub struct HandlerDeps {
+    pub commands: Arc<CommandServices>,
+    /// Live `exec_command` sessions (for `exec_command` and `write_stdin`).
+    pub unified_exec: Arc<UnifiedExecSessions>,
+}
+
+#[cfg(test)]
+impl HandlerDeps {
+    /// Deps that allow everything and confine nothing (unit tests of the tool table).
+    pub fn for_tests() -> Self {
+        use super::orchestrator::{AllowAll, NoSandbox};
+        Self {
+            commands: Arc::new(CommandServices {
+                orchestrator: Orchestrator::new(Arc::new(AllowAll), Arc::new(NoSandbox)),
+                env: HashMap::new(),
+                shell: Shell::new("/bin/sh"),
+                osprey_exe: None,
+            }),
+            unified_exec: Arc::new(UnifiedExecSessions::new(4)),
+        }
+    }
+}
+
+/// What the session itself keeps beside its handlers: the event emitter, the command
+/// services (the approval broker, the user's shell for `!cmd`), the exec sessions to kill on
+/// shutdown.
+pub struct SessionServices {
+    pub events: EventEmitter,
+    pub commands: Arc<CommandServices>,
+    pub unified_exec: Arc<UnifiedExecSessions>,
+}
+
+/// Everything one handler invocation carries: the call, its turn, where its events go, and
+/// its cancellation. Services come from the handler's own fields.
 #[derive(Clone)]
 pub struct ToolInvocation {
     pub call: ToolCall,
     pub turn: Arc<TurnContext>,
-    pub services: Arc<SessionServices>,
+    pub events: EventEmitter,
     /// Cancelled when the turn is interrupted; handlers stop what they run.
     pub cancel: CancellationToken,
 }
@@ -43,12 +75,12 @@ impl ToolInvocation {
         CallScope {
             turn: &self.turn,
             call_id: &self.call.call_id,
-            events: &self.services.events,
+            events: &self.events,
             cancel: &self.cancel,
         }
     }
 
     pub fn emit(&self, msg: EventMsg) {
-        self.services.events.emit(Some(&self.turn.turn_id), msg);
+        self.events.emit(Some(&self.turn.turn_id), msg);
     }
 }

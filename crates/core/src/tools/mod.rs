@@ -20,6 +20,7 @@ pub mod unified_exec;
 
 pub use registry::{ToolHandler, ToolRegistry};
 
+use context::HandlerDeps;
 use handlers::apply_patch::ApplyPatchHandler;
 use handlers::files::{GrepFilesHandler, ListDirHandler, ReadFileHandler, ViewImageHandler};
 use handlers::local::{LocalListDirHandler, LocalReadFileHandler, LocalShellCommandHandler};
@@ -71,22 +72,41 @@ fn standard_tools(config: &Config, freeform_tools: bool) -> StandardTools {
 /// The one table that binds a profile's tool (name and variant) to its handler. Adding a
 /// tool: its spec and argument struct in `osprey-tools`, a handler in `handlers/`, one line
 /// here, and the profile entry.
-fn handler_for(tool: &ProfileTool) -> Option<Arc<dyn ToolHandler>> {
+fn handler_for(tool: &ProfileTool, deps: &HandlerDeps) -> Option<Arc<dyn ToolHandler>> {
+    let commands = || Arc::clone(&deps.commands);
     use ToolVariant::{Compact, Function};
     use osprey_tools::names::*;
     let handler: Arc<dyn ToolHandler> = match (tool.name, tool.variant) {
-        (EXEC_COMMAND, _) => Arc::new(ExecCommandHandler),
-        (WRITE_STDIN, _) => Arc::new(WriteStdinHandler),
-        (SHELL_COMMAND, Compact) => Arc::new(LocalShellCommandHandler),
-        (SHELL_COMMAND, _) => Arc::new(ShellCommandHandler),
-        (SHELL | LOCAL_SHELL, _) => Arc::new(ShellHandler),
+        (EXEC_COMMAND, _) => Arc::new(ExecCommandHandler {
+            commands: commands(),
+            sessions: Arc::clone(&deps.unified_exec),
+        }),
+        (WRITE_STDIN, _) => Arc::new(WriteStdinHandler {
+            commands: commands(),
+            sessions: Arc::clone(&deps.unified_exec),
+        }),
+        (SHELL_COMMAND, Compact) => Arc::new(LocalShellCommandHandler {
+            shell: ShellCommandHandler {
+                commands: commands(),
+            },
+        }),
+        (SHELL_COMMAND, _) => Arc::new(ShellCommandHandler {
+            commands: commands(),
+        }),
+        (SHELL | LOCAL_SHELL, _) => Arc::new(ShellHandler {
+            commands: commands(),
+        }),
         (APPLY_PATCH, Function) => Arc::new(ApplyPatchHandler {
             tool_type: ApplyPatchToolType::Function,
+            commands: commands(),
         }),
         (APPLY_PATCH, _) => Arc::new(ApplyPatchHandler {
             tool_type: ApplyPatchToolType::Freeform,
+            commands: commands(),
         }),
-        (WRITE_FILE, _) => Arc::new(WriteFileHandler),
+        (WRITE_FILE, _) => Arc::new(WriteFileHandler {
+            commands: commands(),
+        }),
         (UPDATE_PLAN, _) => Arc::new(UpdatePlanHandler::default()),
         (READ_FILE, Compact) => Arc::new(LocalReadFileHandler),
         (READ_FILE, _) => Arc::new(ReadFileHandler),
@@ -100,10 +120,10 @@ fn handler_for(tool: &ProfileTool) -> Option<Arc<dyn ToolHandler>> {
 }
 
 /// The built-in tools of `profile`, in the order they are offered.
-pub fn build_registry(profile: &ToolProfile) -> ToolRegistry {
+pub fn build_registry(profile: &ToolProfile, deps: &HandlerDeps) -> ToolRegistry {
     let mut registry = ToolRegistry::default();
     for tool in &profile.tools {
-        let Some(handler) = handler_for(tool) else {
+        let Some(handler) = handler_for(tool, deps) else {
             tracing::warn!(
                 tool = tool.name,
                 "a tool profile names a tool with no handler"
@@ -125,8 +145,9 @@ pub fn build_registry_with_mcp(
     config: &Config,
     profile: &ToolProfile,
     mcp: &Arc<osprey_mcp::McpConnectionManager>,
+    deps: &HandlerDeps,
 ) -> ToolRegistry {
-    let mut registry = build_registry(profile);
+    let mut registry = build_registry(profile, deps);
     if mcp.has_servers() {
         let specs = match config.model_provider.wire_api {
             osprey_config::WireApi::Responses => mcp.responses_tool_specs(),
@@ -136,6 +157,7 @@ pub fn build_registry_with_mcp(
             handlers::mcp::MCP_PREFIX,
             Arc::new(handlers::mcp::McpToolHandler {
                 manager: Arc::clone(mcp),
+                commands: Arc::clone(&deps.commands),
             }),
             specs,
         );
@@ -176,7 +198,7 @@ mod tests {
     fn every_tool_a_profile_can_name_has_a_handler() {
         let standard = profile_for(&local_config(osprey_config::LocalToolProfile::Standard));
         for tool in ToolProfile::local().tools.iter().chain(&standard.tools) {
-            let handler = handler_for(tool).unwrap();
+            let handler = handler_for(tool, &HandlerDeps::for_tests()).unwrap();
             if tool.offered {
                 assert_eq!(handler.spec().name(), tool.name);
             }
@@ -185,9 +207,10 @@ mod tests {
 
     #[test]
     fn the_local_provider_gets_the_small_profile() {
-        let registry = build_registry(&profile_for(&local_config(
-            osprey_config::LocalToolProfile::Local,
-        )));
+        let registry = build_registry(
+            &profile_for(&local_config(osprey_config::LocalToolProfile::Local)),
+            &HandlerDeps::for_tests(),
+        );
         assert_eq!(
             registry.names(),
             ["write_file", "read_file", "list_dir", "shell_command"]
@@ -199,7 +222,7 @@ mod tests {
         let profile = profile_for(&local_config(osprey_config::LocalToolProfile::Standard));
         assert!(profile.has_aid(TurnAid::LoopGuard));
         assert!(!profile.has_aid(TurnAid::FinishNudge));
-        let registry = build_registry(&profile);
+        let registry = build_registry(&profile, &HandlerDeps::for_tests());
         let names = registry.names();
         assert!(names.contains(&"apply_patch".to_string()), "{names:?}");
         assert!(!names.contains(&"write_file".to_string()), "{names:?}");

@@ -2,8 +2,9 @@
 //! time, outputs returned in call order.
 
 use super::call::{ToolCall, ToolError, ToolOutput};
-use super::context::{SessionServices, ToolInvocation};
+use super::context::ToolInvocation;
 use super::registry::ToolRegistry;
+use crate::events::EventEmitter;
 use crate::turn_context::TurnContext;
 use futures::future::join_all;
 use osprey_protocol::ResponseItem;
@@ -26,7 +27,7 @@ pub async fn run_tool_calls(
     calls: Vec<ToolCall>,
     registry: Arc<ToolRegistry>,
     turn: Arc<TurnContext>,
-    services: Arc<SessionServices>,
+    events: EventEmitter,
     cancel: CancellationToken,
 ) -> BatchOutcome {
     // A fair lock: acquisition order follows call order, so a mutating call waits for the
@@ -38,7 +39,7 @@ pub async fn run_tool_calls(
         let invocation = ToolInvocation {
             call: call.clone(),
             turn: Arc::clone(&turn),
-            services: Arc::clone(&services),
+            events: events.clone(),
             cancel: cancel.clone(),
         };
         let cancel = cancel.clone();
@@ -89,9 +90,7 @@ mod tests {
     use super::*;
     use crate::events::EventEmitter;
     use crate::tools::call::{ToolCall, ToolPayload};
-    use crate::tools::orchestrator::{AllowAll, NoSandbox, Orchestrator};
     use crate::tools::registry::ToolHandler;
-    use crate::tools::unified_exec::UnifiedExecSessions;
     use async_trait::async_trait;
     use osprey_protocol::{AskForApproval, SandboxPolicy, ThreadId, TurnId};
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -143,7 +142,7 @@ mod tests {
     ) -> (
         Arc<ToolRegistry>,
         Arc<TurnContext>,
-        Arc<SessionServices>,
+        EventEmitter,
         tempfile::TempDir,
     ) {
         let dir = tempfile::tempdir().unwrap();
@@ -153,14 +152,7 @@ mod tests {
             registry.register(Arc::new(h));
         }
         let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
-        let services = SessionServices {
-            events: EventEmitter::new(ThreadId::new(), tx),
-            orchestrator: Orchestrator::new(Arc::new(AllowAll), Arc::new(NoSandbox)),
-            unified_exec: UnifiedExecSessions::new(4),
-            env: Default::default(),
-            shell: osprey_shell::Shell::new("/bin/sh"),
-            osprey_exe: None,
-        };
+        let events = EventEmitter::new(ThreadId::new(), tx);
         let turn = TurnContext {
             turn_id: TurnId("turn-1".into()),
             cwd: dir.path().to_path_buf(),
@@ -171,7 +163,7 @@ mod tests {
             output_schema: None,
             config: Arc::new(config),
         };
-        (Arc::new(registry), Arc::new(turn), Arc::new(services), dir)
+        (Arc::new(registry), Arc::new(turn), events, dir)
     }
 
     fn call(id: &str, name: &str) -> ToolCall {

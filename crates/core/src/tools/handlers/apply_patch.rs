@@ -14,7 +14,7 @@
 
 use crate::tools::approval::ApprovalSubject;
 use crate::tools::call::{ToolError, ToolOutput, ToolPayload};
-use crate::tools::context::ToolInvocation;
+use crate::tools::context::{CommandServices, ToolInvocation};
 use crate::tools::orchestrator::{Attempt, CommandPlan};
 use crate::tools::registry::ToolHandler;
 use async_trait::async_trait;
@@ -30,10 +30,12 @@ use osprey_protocol::{
 use osprey_sandboxing::{FileSystemPolicy, FsAccess, WRITABLE_DEVICES};
 use osprey_tools::{ApplyPatchArgs, ToolSpec};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub struct ApplyPatchHandler {
     pub tool_type: ApplyPatchToolType,
+    pub commands: Arc<CommandServices>,
 }
 
 #[async_trait]
@@ -58,23 +60,25 @@ impl ToolHandler for ApplyPatchHandler {
             }
         };
         let cwd = inv.turn.cwd.clone();
-        run_patch(&inv, parse_patch(&text), &text, &cwd).await
+        run_patch(&inv, &self.commands, parse_patch(&text), &text, &cwd).await
     }
 }
 
 /// Parses and applies patch text as the `apply_patch` tool would (used by `write_file`).
 pub async fn run_patch_text(
     inv: &ToolInvocation,
+    commands: &CommandServices,
     text: &str,
     cwd: &Path,
 ) -> Result<ToolOutput, ToolError> {
-    run_patch(inv, parse_patch(text), text, cwd).await
+    run_patch(inv, commands, parse_patch(text), text, cwd).await
 }
 
 /// If `argv` is an `apply_patch` invocation (also inside `bash -lc`), applies it as the tool
 /// would and returns the output; otherwise `None` and the command runs normally.
 pub async fn intercept_shell_patch(
     inv: &ToolInvocation,
+    commands: &CommandServices,
     argv: &[String],
     cwd: &Path,
 ) -> Option<Result<ToolOutput, ToolError>> {
@@ -87,7 +91,7 @@ pub async fn intercept_shell_patch(
                 None => cwd.to_path_buf(),
             };
             let text = invocation.patch.text.clone();
-            run_patch(inv, Ok(invocation.patch), &text, &dir).await
+            run_patch(inv, commands, Ok(invocation.patch), &text, &dir).await
         }
         Err(e) => Err(ToolError::RespondToModel(format!(
             "apply_patch verification failed: {e}"
@@ -97,12 +101,13 @@ pub async fn intercept_shell_patch(
 
 async fn run_patch(
     inv: &ToolInvocation,
+    commands: &CommandServices,
     parsed: Result<Patch, osprey_apply_patch::ParseError>,
     text: &str,
     cwd: &Path,
 ) -> Result<ToolOutput, ToolError> {
     let started = Instant::now();
-    let item_id = inv.services.events.call_item_id(&inv.call.call_id);
+    let item_id = inv.events.call_item_id(&inv.call.call_id);
     let patch = match parsed {
         Ok(patch) => patch,
         Err(e) => {
@@ -151,7 +156,7 @@ async fn run_patch(
     let touched: Vec<PathBuf> = verified.touched_paths().to_vec();
     // The same filesystem policy the sandbox enforces decides what needs asking.
     let cwd_real = turn.cwd.canonicalize().unwrap_or_else(|_| turn.cwd.clone());
-    let tmpdir = inv.services.env.get("TMPDIR").map(PathBuf::from);
+    let tmpdir = commands.env.get("TMPDIR").map(PathBuf::from);
     let fs_policy =
         FileSystemPolicy::from_sandbox_policy(&turn.sandbox_policy, &cwd_real, tmpdir.as_deref());
     let outside: Vec<&PathBuf> = touched
@@ -177,7 +182,7 @@ async fn run_patch(
             changes: changes.clone(),
             paths: touched.clone(),
         };
-        let orchestrator = &inv.services.orchestrator;
+        let orchestrator = &commands.orchestrator;
         match orchestrator
             .approve(inv.scope(), &subject, reason, None)
             .await
@@ -201,16 +206,12 @@ async fn run_patch(
     }
 
     // Apply: inside the sandbox when it is active and the user did not approve leaving it.
-    let sandbox_active = inv
-        .services
+    let sandbox_active = commands
         .orchestrator
         .sandbox
         .is_active(&turn.sandbox_policy);
-    let result = match (
-        &inv.services.osprey_exe,
-        sandbox_active && !approved_outside,
-    ) {
-        (Some(exe), true) => apply_in_sandbox(inv, exe, text, cwd).await,
+    let result = match (&commands.osprey_exe, sandbox_active && !approved_outside) {
+        (Some(exe), true) => apply_in_sandbox(inv, commands, exe, text, cwd).await,
         _ => apply_in_process(&verified).await,
     };
     match result {
@@ -251,11 +252,12 @@ async fn apply_in_process(verified: &VerifiedPatch) -> Result<String, String> {
 /// needed, temp dirs included), devices aside; the sandbox still guards `.git` and `.osprey`.
 async fn apply_in_sandbox(
     inv: &ToolInvocation,
+    commands: &CommandServices,
     exe: &Path,
     text: &str,
     cwd: &Path,
 ) -> Result<String, String> {
-    let mut env = inv.services.env.clone();
+    let mut env = commands.env.clone();
     let turn_cwd = inv
         .turn
         .cwd
@@ -288,8 +290,7 @@ async fn apply_in_sandbox(
         justification: None,
         prefix_rule: None,
     };
-    let run = inv
-        .services
+    let run = commands
         .orchestrator
         .run_preapproved(inv.scope(), &plan, |request, _| async move {
             let outcome = run_to_completion_with_stdin(

@@ -142,7 +142,9 @@ impl ToolHandler for LocalListDirHandler {
 
 /// `shell_command {command}`: a script run by the user's shell (not as a login shell) in the
 /// working directory; "command not found" gets a hint naming similar commands.
-pub struct LocalShellCommandHandler;
+pub struct LocalShellCommandHandler {
+    pub shell: ShellCommandHandler,
+}
 
 #[async_trait]
 impl ToolHandler for LocalShellCommandHandler {
@@ -151,12 +153,12 @@ impl ToolHandler for LocalShellCommandHandler {
     }
 
     fn is_mutating(&self, call: &crate::tools::call::ToolCall) -> bool {
-        ShellCommandHandler.is_mutating(call)
+        self.shell.is_mutating(call)
     }
 
     async fn handle(&self, inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
         let path = crate::tools::exec_env::command_env(
-            &inv.services.env,
+            &self.shell.commands.env,
             &inv.turn.config.shell_environment_policy,
             false,
         )
@@ -165,7 +167,7 @@ impl ToolHandler for LocalShellCommandHandler {
         // names the commands found on the PATH the command really gets.
         let mut output = delegate(
             osprey_tools::names::SHELL_COMMAND,
-            &ShellCommandHandler,
+            &self.shell,
             inv,
             |args, _| {
                 args.insert("login".to_string(), Value::Bool(false));

@@ -11,7 +11,7 @@
 
 use crate::tools::approval::ApprovalSubject;
 use crate::tools::call::{ToolCall, ToolError, ToolOutput, ToolPayload};
-use crate::tools::context::ToolInvocation;
+use crate::tools::context::{CommandServices, ToolInvocation};
 use crate::tools::registry::ToolHandler;
 use async_trait::async_trait;
 use osprey_mcp::{McpConnectionManager, ModelOutput, ResourceToolCall, resource_output_for_model};
@@ -25,6 +25,7 @@ pub const MCP_PREFIX: &str = "mcp__";
 
 pub struct McpToolHandler {
     pub manager: Arc<McpConnectionManager>,
+    pub commands: Arc<CommandServices>,
 }
 
 fn arguments_of(call: &ToolCall) -> Result<Option<Value>, ToolError> {
@@ -83,7 +84,7 @@ impl ToolHandler for McpToolHandler {
         let shown_arguments = arguments
             .clone()
             .unwrap_or(Value::Object(Default::default()));
-        let item_id = inv.services.events.call_item_id(&inv.call.call_id);
+        let item_id = inv.events.call_item_id(&inv.call.call_id);
         let item = |status, result: Option<McpCallResult>, error: Option<String>| {
             ThreadItem::McpToolCall {
                 id: item_id.clone(),
@@ -114,7 +115,7 @@ impl ToolHandler for McpToolHandler {
                 tool: tool.clone(),
                 arguments: shown_arguments.clone(),
             };
-            let orchestrator = &inv.services.orchestrator;
+            let orchestrator = &self.commands.orchestrator;
             if let Err(error) = orchestrator
                 .approve(inv.scope(), &subject, reason, None)
                 .await

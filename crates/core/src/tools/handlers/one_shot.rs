@@ -2,7 +2,7 @@
 
 use crate::tools::call::{ToolError, ToolOutput};
 use crate::tools::command_item::CommandItem;
-use crate::tools::context::ToolInvocation;
+use crate::tools::context::{CommandServices, ToolInvocation};
 use crate::tools::exec_env::{command_env, resolve_workdir};
 use crate::tools::handlers::apply_patch::intercept_shell_patch;
 use crate::tools::orchestrator::{Attempt, CommandPlan};
@@ -27,17 +27,21 @@ pub struct OneShot {
     pub max_output_tokens: usize,
 }
 
-pub async fn run_one_shot(inv: &ToolInvocation, shot: OneShot) -> Result<ToolOutput, ToolError> {
+pub async fn run_one_shot(
+    inv: &ToolInvocation,
+    commands: &CommandServices,
+    shot: OneShot,
+) -> Result<ToolOutput, ToolError> {
     if shot.argv.is_empty() || shot.argv[0].trim().is_empty() {
         return Err(ToolError::RespondToModel(
             "The command is empty; pass the program and its arguments.".to_string(),
         ));
     }
     let cwd = resolve_workdir(&inv.turn.cwd, shot.workdir.as_deref())?;
-    if let Some(result) = intercept_shell_patch(inv, &shot.argv, &cwd).await {
+    if let Some(result) = intercept_shell_patch(inv, commands, &shot.argv, &cwd).await {
         return result;
     }
-    let services = &inv.services;
+    let services = commands;
     let env = command_env(
         &services.env,
         &inv.turn.config.shell_environment_policy,
@@ -65,7 +69,7 @@ pub async fn run_one_shot(inv: &ToolInvocation, shot: OneShot) -> Result<ToolOut
                 item.started(inv.scope());
                 started = true;
             }
-            let events = services.events.clone();
+            let events = inv.events.clone();
             let turn_id = inv.turn.turn_id.clone();
             let sink_item = item.clone();
             let mut progress = OutputProgress::default();
@@ -134,10 +138,7 @@ pub async fn run_one_shot(inv: &ToolInvocation, shot: OneShot) -> Result<ToolOut
         .exit_code
         .or(outcome.signal.map(|s| 128 + s))
         .or(if outcome.timed_out { Some(124) } else { None });
-    let may_escalate = inv
-        .services
-        .orchestrator
-        .may_escalate(inv.turn.approval_policy);
+    let may_escalate = commands.orchestrator.may_escalate(inv.turn.approval_policy);
     let note = run
         .sandbox_denial
         .as_deref()

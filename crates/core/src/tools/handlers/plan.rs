@@ -38,7 +38,7 @@ impl ToolHandler for UpdatePlanHandler {
             match slot.as_ref() {
                 Some(id) => (id.clone(), false),
                 None => {
-                    let id = inv.services.events.next_item_id("plan");
+                    let id = inv.events.next_item_id("plan");
                     *slot = Some(id.clone());
                     (id, true)
                 }

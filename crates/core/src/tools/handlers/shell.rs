@@ -3,16 +3,19 @@
 
 use super::one_shot::{OneShot, run_one_shot};
 use crate::tools::call::{ToolError, ToolOutput, ToolPayload};
-use crate::tools::context::ToolInvocation;
+use crate::tools::context::{CommandServices, ToolInvocation};
 use crate::tools::registry::ToolHandler;
 use async_trait::async_trait;
 use osprey_tools::{
     DEFAULT_MAX_OUTPUT_TOKENS, SandboxPermissions, ShellArgs, ShellCommandArgs, ToolSpec,
     shell_command_spec, shell_spec,
 };
+use std::sync::Arc;
 
 /// `shell {command: [argv], …}`; also serves `local_shell` calls.
-pub struct ShellHandler;
+pub struct ShellHandler {
+    pub commands: Arc<CommandServices>,
+}
 
 #[async_trait]
 impl ToolHandler for ShellHandler {
@@ -51,12 +54,14 @@ impl ToolHandler for ShellHandler {
                 ));
             }
         };
-        run_one_shot(&inv, shot).await
+        run_one_shot(&inv, &self.commands, shot).await
     }
 }
 
 /// `shell_command {command: "script", …}` run through the user's shell.
-pub struct ShellCommandHandler;
+pub struct ShellCommandHandler {
+    pub commands: Arc<CommandServices>,
+}
 
 #[async_trait]
 impl ToolHandler for ShellCommandHandler {
@@ -67,9 +72,10 @@ impl ToolHandler for ShellCommandHandler {
     async fn handle(&self, inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
         let args: ShellCommandArgs = inv.call.arguments()?;
         let login = args.login.unwrap_or(inv.turn.config.tools.login_shell);
-        let argv = inv.services.shell.derive_exec_args(&args.command, login);
+        let argv = self.commands.shell.derive_exec_args(&args.command, login);
         run_one_shot(
             &inv,
+            &self.commands,
             OneShot {
                 escalation_requested: args.sandbox_permissions()
                     == SandboxPermissions::RequireEscalated,

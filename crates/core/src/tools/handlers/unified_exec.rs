@@ -2,13 +2,13 @@
 
 use crate::tools::call::{ToolError, ToolOutput};
 use crate::tools::command_item::CommandItem;
-use crate::tools::context::ToolInvocation;
+use crate::tools::context::{CommandServices, ToolInvocation};
 use crate::tools::exec_env::{command_env, resolve_workdir};
 use crate::tools::handlers::apply_patch::intercept_shell_patch;
 use crate::tools::handlers::one_shot::sandbox_note;
 use crate::tools::orchestrator::{Attempt, CommandPlan};
 use crate::tools::registry::ToolHandler;
-use crate::tools::unified_exec::ExecSession;
+use crate::tools::unified_exec::{ExecSession, UnifiedExecSessions};
 use async_trait::async_trait;
 use osprey_process::{CollectResult, InteractiveProcess, ProcessExit};
 use osprey_shell::Shell;
@@ -39,7 +39,10 @@ fn collected_text(result: &CollectResult) -> String {
 }
 
 /// `exec_command {cmd, …}`.
-pub struct ExecCommandHandler;
+pub struct ExecCommandHandler {
+    pub commands: Arc<CommandServices>,
+    pub sessions: Arc<UnifiedExecSessions>,
+}
 
 #[async_trait]
 impl ToolHandler for ExecCommandHandler {
@@ -54,7 +57,7 @@ impl ToolHandler for ExecCommandHandler {
                 "exec_command needs a non-empty `cmd`.".to_string(),
             ));
         }
-        let services = &inv.services;
+        let services = &*self.commands;
         let shell = match args.shell.as_deref() {
             Some(name) => {
                 let path_var = services.env.get("PATH").map(std::ffi::OsStr::new);
@@ -69,7 +72,7 @@ impl ToolHandler for ExecCommandHandler {
         let login = args.login.unwrap_or(inv.turn.config.tools.login_shell);
         let argv = shell.derive_exec_args(&args.cmd, login);
         let cwd = resolve_workdir(&inv.turn.cwd, args.workdir.as_deref())?;
-        if let Some(result) = intercept_shell_patch(&inv, &argv, &cwd).await {
+        if let Some(result) = intercept_shell_patch(&inv, &self.commands, &argv, &cwd).await {
             return result;
         }
         let tty = args.tty();
@@ -165,7 +168,7 @@ impl ToolHandler for ExecCommandHandler {
         };
         session.append(&output);
         session.item.updated(inv.scope(), &session.aggregated);
-        let (session_id, closed_note) = services.unified_exec.insert(session).await;
+        let (session_id, closed_note) = self.sessions.insert(session).await;
         let mut text = format_exec_output(ExecOutputView {
             chunk_id: Some(new_chunk_id()),
             wall_time: started_at.elapsed(),
@@ -182,7 +185,10 @@ impl ToolHandler for ExecCommandHandler {
 }
 
 /// `write_stdin {session_id, chars?, …}`.
-pub struct WriteStdinHandler;
+pub struct WriteStdinHandler {
+    pub commands: Arc<CommandServices>,
+    pub sessions: Arc<UnifiedExecSessions>,
+}
 
 #[async_trait]
 impl ToolHandler for WriteStdinHandler {
@@ -192,7 +198,7 @@ impl ToolHandler for WriteStdinHandler {
 
     async fn handle(&self, inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
         let args: WriteStdinArgs = inv.call.arguments()?;
-        let sessions = &inv.services.unified_exec;
+        let sessions = &self.sessions;
         let Some(mut session) = sessions.take(args.session_id).await else {
             let live = sessions.ids().await;
             let live = if live.is_empty() {
@@ -233,8 +239,8 @@ impl ToolHandler for WriteStdinHandler {
         let output = collected_text(&collected);
         session.append(&output);
         session.last_used = Instant::now();
-        let may_escalate = inv
-            .services
+        let may_escalate = self
+            .commands
             .orchestrator
             .may_escalate(inv.turn.approval_policy);
         let note = session

@@ -5,13 +5,16 @@
 
 use super::apply_patch::run_patch_text;
 use crate::tools::call::{ToolError, ToolOutput};
-use crate::tools::context::ToolInvocation;
+use crate::tools::context::{CommandServices, ToolInvocation};
 use crate::tools::registry::ToolHandler;
 use async_trait::async_trait;
 use osprey_tools::{ToolSpec, WriteFileArgs, write_file_spec};
 use std::path::Path;
+use std::sync::Arc;
 
-pub struct WriteFileHandler;
+pub struct WriteFileHandler {
+    pub commands: Arc<CommandServices>,
+}
 
 #[async_trait]
 impl ToolHandler for WriteFileHandler {
@@ -48,7 +51,7 @@ impl ToolHandler for WriteFileHandler {
             }
             Err(_) => add_patch(&args.path, &args.content),
         };
-        run_patch_text(&inv, &patch, &cwd).await
+        run_patch_text(&inv, &self.commands, &patch, &cwd).await
     }
 }
 
