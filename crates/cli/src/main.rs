@@ -4,7 +4,8 @@
 //! the entry points Osprey invokes its own binary through: `apply_patch` / `applypatch` and
 //! `--osprey-run-as-apply-patch` (the patch virtual command, also used inside the sandbox).
 //! The sandbox helper (`osprey-linux-sandbox`) is entered the same way.
-//! Then on clap subcommands: `exec`, `app-server`, `mcp`, `mcp-server`, `model`, `sessions`, `sandbox`,
+//! Without a subcommand (`osprey`, `osprey "prompt"`) the interactive terminal UI opens
+//! (`osprey-tui`). Otherwise dispatch is on clap subcommands: `exec`, `app-server`, `mcp`, `mcp-server`, `model`, `sessions`, `sandbox`,
 //! `execpolicy check`, `completion`. Each subcommand's clap structs live in [`commands`] (or,
 //! for `exec`, in the `osprey-exec` front end); the library crates behind them take plain
 //! values.
@@ -23,11 +24,15 @@ const VERSION: &str = env!("CARGO_PKG_VERSION");
     name = "osprey",
     version = VERSION,
     about = "Osprey: a coding agent for your terminal",
-    propagate_version = true
+    propagate_version = true,
+    args_conflicts_with_subcommands = true
 )]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    /// Without a subcommand: the interactive UI's options and first prompt.
+    #[command(flatten)]
+    tui: osprey_tui::TuiCli,
 }
 
 #[derive(Debug, Subcommand)]
@@ -76,6 +81,18 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse_from(args);
     let code = match cli.command {
+        None => entry::block_on(commands::tui::run(
+            cli.tui,
+            VERSION,
+            vec![osprey_local_model::LocalModelProvider::shared()],
+        )),
+        Some(command) => run_command(command),
+    };
+    exit_code(code)
+}
+
+fn run_command(command: Command) -> i32 {
+    match command {
         Command::Exec(exec) => entry::block_on(osprey_exec::run_main(*exec, VERSION)),
         Command::Execpolicy {
             command: ExecpolicyCommand::Check { args },
@@ -94,8 +111,7 @@ fn main() -> ExitCode {
             VERSION,
             vec![osprey_local_model::LocalModelProvider::shared()],
         )),
-    };
-    exit_code(code)
+    }
 }
 
 fn exit_code(code: i32) -> ExitCode {

@@ -10,6 +10,7 @@ pub mod mcp;
 pub mod model;
 pub mod sandbox;
 pub mod sessions;
+pub mod tui;
 
 use std::path::PathBuf;
 

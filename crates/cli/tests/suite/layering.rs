@@ -88,7 +88,8 @@ const RULES: &[(&str, Reach, &[&str])] = &[
         ],
     ),
     ("exec", Direct, &["tui", "app-server"]),
-    ("tui", Direct, &["app-server", "exec"]),
+    // The TUI reaches the agent only through an in-process app server, like an editor.
+    ("tui", Direct, &["core", "exec"]),
     ("app-server-protocol", Transitive, &["core", "tokio"]),
     ("app-server", Direct, &["tui", "exec"]),
     ("mcp-server", Direct, &["tui"]),

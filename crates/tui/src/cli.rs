@@ -1,0 +1,64 @@
+//! The command line of the interactive UI: `osprey [OPTIONS] [PROMPT]`.
+
+use clap::{Args, ValueEnum};
+use osprey_app_server_protocol::{AskForApproval, SandboxMode, ThreadOverrides};
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct TuiCli {
+    /// A first message to send as soon as the session is ready.
+    #[arg(value_name = "PROMPT")]
+    pub prompt: Option<String>,
+    /// Model to use (overrides `model` in config.toml).
+    #[arg(short = 'm', long)]
+    pub model: Option<String>,
+    /// When to ask before running a command or editing a file.
+    #[arg(short = 'a', long = "ask-for-approval", value_enum)]
+    pub approval: Option<ApprovalArg>,
+    /// Sandbox for model-run commands.
+    #[arg(short = 's', long = "sandbox", value_enum)]
+    pub sandbox: Option<SandboxArg>,
+    /// Work in this directory instead of the current one.
+    #[arg(short = 'C', long = "cd", value_name = "DIR")]
+    pub cd: Option<std::path::PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ApprovalArg {
+    /// Ask for every command that is not known to be safe.
+    Untrusted,
+    /// Ask only when a command failed in the sandbox.
+    OnFailure,
+    /// The model decides when to ask.
+    OnRequest,
+    /// Never ask.
+    Never,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SandboxArg {
+    ReadOnly,
+    WorkspaceWrite,
+    DangerFullAccess,
+}
+
+impl TuiCli {
+    /// The `thread/start` overrides these flags ask for; `cwd` is the resolved directory.
+    pub fn overrides(&self, cwd: &std::path::Path) -> ThreadOverrides {
+        ThreadOverrides {
+            model: self.model.clone(),
+            cwd: Some(cwd.display().to_string()),
+            approval_policy: self.approval.map(|a| match a {
+                ApprovalArg::Untrusted => AskForApproval::UnlessTrusted,
+                ApprovalArg::OnFailure => AskForApproval::OnFailure,
+                ApprovalArg::OnRequest => AskForApproval::OnRequest,
+                ApprovalArg::Never => AskForApproval::Never,
+            }),
+            sandbox: self.sandbox.map(|s| match s {
+                SandboxArg::ReadOnly => SandboxMode::ReadOnly,
+                SandboxArg::WorkspaceWrite => SandboxMode::WorkspaceWrite,
+                SandboxArg::DangerFullAccess => SandboxMode::DangerFullAccess,
+            }),
+            ..ThreadOverrides::default()
+        }
+    }
+}

@@ -1,0 +1,214 @@
+//! The live area's parts below the transcript: the composer, the approval overlay and the
+//! status line. Pure functions of the state.
+
+use std::time::Duration;
+
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use unicode_width::UnicodeWidthChar;
+
+use super::cells::{diff_lines, duration};
+use super::wrap::{prefixed, wrap_line};
+use crate::state::{ApprovalKind, Composer, PendingApproval, Status};
+
+pub const PLACEHOLDER: &str = "Ask Osprey to do anything";
+
+fn dim() -> Style {
+    Style::default().add_modifier(Modifier::DIM)
+}
+
+/// The composer's lines and where the cursor is in them (column, row). Lines wrap by
+/// character so the cursor position is exact.
+pub fn composer_lines(composer: &Composer, width: usize) -> (Vec<Line<'static>>, (u16, u16)) {
+    let prompt = Span::styled("› ", Style::default().add_modifier(Modifier::BOLD));
+    if composer.is_empty() {
+        return (
+            vec![Line::from(vec![prompt, Span::styled(PLACEHOLDER, dim())])],
+            (2, 0),
+        );
+    }
+    let inner = width.saturating_sub(2).max(1);
+    let mut lines = Vec::new();
+    let mut cursor = (2u16, 0u16);
+    let mut row_text = String::new();
+    let mut col = 0usize;
+    let text = composer.text();
+    let mut offset = 0usize;
+    let push_row = |lines: &mut Vec<Line<'static>>, row_text: &mut String| {
+        let lead = if lines.is_empty() {
+            prompt.clone()
+        } else {
+            Span::raw("  ")
+        };
+        lines.push(Line::from(vec![lead, Span::raw(std::mem::take(row_text))]));
+    };
+    for c in text.chars() {
+        if offset == composer.cursor() {
+            cursor = (2 + col as u16, lines.len() as u16);
+        }
+        offset += c.len_utf8();
+        if c == '\n' {
+            push_row(&mut lines, &mut row_text);
+            col = 0;
+            continue;
+        }
+        let w = c.width().unwrap_or(0);
+        if col + w > inner {
+            push_row(&mut lines, &mut row_text);
+            col = 0;
+        }
+        row_text.push(c);
+        col += w;
+    }
+    if offset == composer.cursor() {
+        if col >= inner {
+            push_row(&mut lines, &mut row_text);
+            col = 0;
+        }
+        cursor = (2 + col as u16, lines.len() as u16);
+    }
+    push_row(&mut lines, &mut row_text);
+    (lines, cursor)
+}
+
+/// The approval overlay: what is asked, the facts, and one line per choice.
+pub fn approval_lines(approval: &PendingApproval, width: usize) -> Vec<Line<'static>> {
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    let mut lines = Vec::new();
+    let fact = |label: &str, value: &str| {
+        prefixed(
+            vec![Line::from(vec![
+                Span::styled(format!("{label}: "), bold),
+                Span::raw(value.to_owned()),
+            ])],
+            width,
+            Span::raw("  "),
+            "  ",
+        )
+    };
+    match &approval.kind {
+        ApprovalKind::Command {
+            command,
+            cwd,
+            reason,
+            ..
+        } => {
+            lines.push(Line::styled(
+                "  Would you like to run the following command?",
+                bold,
+            ));
+            lines.push(Line::default());
+            if let Some(reason) = reason {
+                lines.extend(fact("Reason", reason));
+            }
+            if let Some(cwd) = cwd {
+                lines.extend(fact("Directory", cwd));
+            }
+            lines.push(Line::default());
+            // The whole command, wrapped: never cut off.
+            for (n, part) in command.lines().enumerate() {
+                let lead = if n == 0 { "  $ " } else { "    " };
+                lines.extend(prefixed(
+                    vec![Line::styled(
+                        part.to_owned(),
+                        Style::default().fg(Color::Cyan),
+                    )],
+                    width,
+                    Span::raw(lead),
+                    "    ",
+                ));
+            }
+        }
+        ApprovalKind::Patch {
+            reason,
+            grant_root,
+            changes,
+        } => {
+            lines.push(Line::styled(
+                "  Would you like to make the following edits?",
+                bold,
+            ));
+            lines.push(Line::default());
+            if let Some(reason) = reason {
+                lines.extend(fact("Reason", reason));
+            }
+            for change in changes {
+                lines.extend(fact("Destination", &change.path));
+                lines.extend(diff_lines(change, width));
+            }
+            if let Some(root) = grant_root {
+                lines.extend(fact("Makes writable for this session", root));
+            }
+        }
+    }
+    lines.push(Line::default());
+    for (i, choice) in approval.kind.choices().iter().enumerate() {
+        let selected = i == approval.selected;
+        let marker = if selected { "› " } else { "  " };
+        let style = if selected {
+            Style::default()
+                .fg(Color::Cyan)
+                .add_modifier(Modifier::BOLD)
+        } else {
+            Style::default()
+        };
+        let text = format!("{}. {} ({})", i + 1, choice.label, choice.key_label);
+        lines.extend(prefixed(
+            vec![Line::styled(text, style)],
+            width,
+            Span::styled(marker, style),
+            "     ",
+        ));
+    }
+    lines.push(Line::default());
+    lines.push(Line::styled(
+        "  Press a key, or ↑/↓ and enter to confirm; esc stops the turn",
+        dim(),
+    ));
+    lines
+}
+
+/// The status line: working indicator (with elapsed time) or the idle facts.
+pub fn status_line(
+    status: &Status,
+    working: Option<Duration>,
+    queued: usize,
+    quit_armed: bool,
+    width: usize,
+) -> Line<'static> {
+    let mut spans = Vec::new();
+    if quit_armed {
+        spans.push(Span::styled(
+            "Press Ctrl+C again to quit",
+            Style::default().fg(Color::Yellow),
+        ));
+    } else if let Some(elapsed) = working {
+        spans.push(Span::styled(
+            format!(
+                "◦ Working ({} • esc to interrupt)",
+                duration(elapsed.as_secs())
+            ),
+            Style::default().add_modifier(Modifier::BOLD),
+        ));
+        if queued > 0 {
+            spans.push(Span::styled(format!(" · {queued} queued"), dim()));
+        }
+    } else {
+        let mut facts = Vec::new();
+        if !status.model.is_empty() {
+            facts.push(status.model.clone());
+        }
+        if !status.cwd.is_empty() {
+            facts.push(status.cwd.clone());
+        }
+        if let Some(left) = status.context_left_percent {
+            facts.push(format!("{left}% context left"));
+        }
+        spans.push(Span::styled(facts.join(" · "), dim()));
+    }
+    let line = Line::from(spans);
+    wrap_line(&line, width, "")
+        .into_iter()
+        .next()
+        .unwrap_or_default()
+}

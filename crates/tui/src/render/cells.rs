@@ -1,0 +1,269 @@
+//! Transcript cells as lines: one pure function per kind, all wrapped to a width.
+
+use osprey_app_server_protocol::{
+    CommandExecutionSource, CommandExecutionStatus, FileUpdateChange, PatchApplyStatus,
+    PatchChangeKind,
+};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use super::markdown::render_markdown;
+use super::wrap::{prefixed, wrap_line};
+use crate::state::cells::diff_counts;
+use crate::state::{Cell, ExecCell};
+
+/// Output lines a command cell shows (the last ones); the rest are counted.
+pub const OUTPUT_TAIL_LINES: usize = 5;
+/// Diff lines a file change cell shows per file.
+pub const DIFF_LINES: usize = 40;
+
+fn dim() -> Style {
+    Style::default().add_modifier(Modifier::DIM)
+}
+
+fn bold() -> Style {
+    Style::default().add_modifier(Modifier::BOLD)
+}
+
+/// A cell's lines at `width` columns. Each cell ends with a blank line, so cells pushed
+/// into scrollback one after another stay apart.
+pub fn cell_lines(cell: &Cell, width: usize) -> Vec<Line<'static>> {
+    let mut lines = match cell {
+        Cell::User { text } => {
+            let body: Vec<Line<'static>> = text.lines().map(|l| Line::from(l.to_owned())).collect();
+            let body = if body.is_empty() {
+                vec![Line::default()]
+            } else {
+                body
+            };
+            prefixed(body, width, Span::styled("› ", bold()), "  ")
+                .into_iter()
+                .map(|l| l.patch_style(Style::default().fg(Color::White)))
+                .collect()
+        }
+        Cell::Agent { text, .. } => {
+            let body = render_markdown(text, width.saturating_sub(2));
+            let body = if body.is_empty() {
+                vec![Line::default()]
+            } else {
+                body
+            };
+            bullet(body, Span::raw("• "))
+        }
+        Cell::Reasoning { text } => {
+            let body = render_markdown(text, width.saturating_sub(2))
+                .into_iter()
+                .map(|l| l.patch_style(dim().add_modifier(Modifier::ITALIC)))
+                .collect();
+            bullet(body, Span::styled("• ", dim()))
+        }
+        Cell::Exec(exec) => exec_lines(exec, width),
+        Cell::FileChange { changes, status } => file_change_lines(changes, *status, width),
+        Cell::Error { message } => prefixed(
+            vec![Line::from(message.clone())],
+            width,
+            Span::styled("■ ", Style::default().fg(Color::Red)),
+            "  ",
+        )
+        .into_iter()
+        .map(|l| l.patch_style(Style::default().fg(Color::Red)))
+        .collect(),
+        Cell::Warning { message } => prefixed(
+            vec![Line::from(message.clone())],
+            width,
+            Span::styled("⚠ ", Style::default().fg(Color::Yellow)),
+            "  ",
+        )
+        .into_iter()
+        .map(|l| l.patch_style(Style::default().fg(Color::Yellow)))
+        .collect(),
+        Cell::Notice { text } => wrap_line(&Line::from(text.clone()), width, "  "),
+        Cell::TurnEnd {
+            seconds,
+            interrupted,
+        } => {
+            let mut lines = Vec::new();
+            if *interrupted {
+                lines.push(Line::styled(
+                    "■ Conversation interrupted",
+                    Style::default().fg(Color::Red),
+                ));
+            }
+            lines.push(Line::styled(
+                format!("  Worked for {}", duration(*seconds)),
+                dim(),
+            ));
+            lines
+        }
+    };
+    lines.push(Line::default());
+    lines
+}
+
+/// `Ns`, `Mm Ss` or `Hh Mm`.
+pub fn duration(seconds: u64) -> String {
+    match seconds {
+        0 => "<1s".to_owned(),
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m {:02}s", s / 60, s % 60),
+        s => format!("{}h {:02}m", s / 3600, (s % 3600) / 60),
+    }
+}
+
+fn bullet(body: Vec<Line<'static>>, first: Span<'static>) -> Vec<Line<'static>> {
+    body.into_iter()
+        .enumerate()
+        .map(|(n, line)| {
+            let lead = if n == 0 {
+                first.clone()
+            } else {
+                Span::raw("  ")
+            };
+            let mut spans = vec![lead];
+            spans.extend(line.spans);
+            Line::from(spans).style(line.style)
+        })
+        .collect()
+}
+
+fn exec_lines(exec: &ExecCell, width: usize) -> Vec<Line<'static>> {
+    let running = exec.status == CommandExecutionStatus::InProgress;
+    let verb = match (exec.source, exec.status) {
+        (CommandExecutionSource::UserShell, CommandExecutionStatus::InProgress) => {
+            "You are running"
+        }
+        (CommandExecutionSource::UserShell, _) => "You ran",
+        (_, CommandExecutionStatus::InProgress) => "Running",
+        (_, CommandExecutionStatus::Declined) => "Declined",
+        _ => "Ran",
+    };
+    let mark = match exec.status {
+        CommandExecutionStatus::InProgress => Span::styled("• ", dim()),
+        CommandExecutionStatus::Completed if exec.exit_code.unwrap_or(0) == 0 => {
+            Span::styled("• ", Style::default().fg(Color::Green))
+        }
+        _ => Span::styled("• ", Style::default().fg(Color::Red)),
+    };
+    let header = Line::from(vec![
+        Span::styled(format!("{verb} "), bold()),
+        Span::raw(exec.command.clone()),
+    ]);
+    let mut lines = prefixed(vec![header], width, mark, "  ");
+    let output: Vec<&str> = exec.output.trim_end_matches('\n').lines().collect();
+    let shown = output.len().min(OUTPUT_TAIL_LINES);
+    let hidden = output.len() - shown;
+    let mut body: Vec<Line<'static>> = Vec::new();
+    if hidden > 0 {
+        body.push(Line::styled(format!("… +{hidden} lines"), dim()));
+    }
+    for line in &output[output.len() - shown..] {
+        body.push(Line::styled((*line).to_owned(), dim()));
+    }
+    if body.is_empty() && !running {
+        body.push(Line::styled("(no output)", dim()));
+    }
+    if !running && exec.status != CommandExecutionStatus::Declined {
+        let mut facts = Vec::new();
+        if let Some(code) = exec.exit_code {
+            facts.push(format!("exit {code}"));
+        }
+        if let Some(ms) = exec.duration_ms {
+            facts.push(format_ms(ms));
+        }
+        if !facts.is_empty() {
+            let style = if exec.exit_code.unwrap_or(0) == 0 {
+                dim()
+            } else {
+                Style::default().fg(Color::Red)
+            };
+            body.push(Line::styled(facts.join(" · "), style));
+        }
+    }
+    lines.extend(prefixed(body, width, Span::styled("  └ ", dim()), "    "));
+    lines
+}
+
+fn format_ms(ms: i64) -> String {
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else {
+        format!("{:.1}s", ms as f64 / 1000.0)
+    }
+}
+
+fn file_change_lines(
+    changes: &[FileUpdateChange],
+    status: PatchApplyStatus,
+    width: usize,
+) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    for change in changes {
+        let (added, removed) = diff_counts(change);
+        let verb = match (&change.kind, status) {
+            (_, PatchApplyStatus::Declined) => "Declined edit of",
+            (_, PatchApplyStatus::Failed) => "Failed to edit",
+            (PatchChangeKind::Add, _) => "Added",
+            (PatchChangeKind::Delete, _) => "Deleted",
+            (PatchChangeKind::Update { .. }, PatchApplyStatus::InProgress) => "Editing",
+            (PatchChangeKind::Update { .. }, _) => "Edited",
+        };
+        let path = match &change.kind {
+            PatchChangeKind::Update {
+                move_path: Some(to),
+            } => format!("{} → {to}", change.path),
+            _ => change.path.clone(),
+        };
+        let header = Line::from(vec![
+            Span::styled(format!("{verb} "), bold()),
+            Span::raw(path),
+            Span::raw(" ("),
+            Span::styled(format!("+{added}"), Style::default().fg(Color::Green)),
+            Span::raw(" "),
+            Span::styled(format!("-{removed}"), Style::default().fg(Color::Red)),
+            Span::raw(")"),
+        ]);
+        lines.extend(prefixed(vec![header], width, Span::raw("• "), "  "));
+        lines.extend(diff_lines(change, width));
+    }
+    lines
+}
+
+/// A file's diff as coloured lines (headers dropped), at most [`DIFF_LINES`].
+pub fn diff_lines(change: &FileUpdateChange, width: usize) -> Vec<Line<'static>> {
+    let body: Vec<(char, &str)> = match change.kind {
+        PatchChangeKind::Add => change.diff.lines().map(|l| ('+', l)).collect(),
+        PatchChangeKind::Delete => change.diff.lines().map(|l| ('-', l)).collect(),
+        PatchChangeKind::Update { .. } => change
+            .diff
+            .lines()
+            .filter(|l| !l.starts_with("+++") && !l.starts_with("---"))
+            .map(|l| {
+                let mut chars = l.chars();
+                let sign = chars.next().unwrap_or(' ');
+                (sign, chars.as_str())
+            })
+            .collect(),
+    };
+    let mut out = Vec::new();
+    for (sign, text) in body.iter().take(DIFF_LINES) {
+        let (style, shown) = match sign {
+            '+' => (Style::default().fg(Color::Green), format!("+{text}")),
+            '-' => (Style::default().fg(Color::Red), format!("-{text}")),
+            '@' => (Style::default().fg(Color::Cyan), format!("@{text}")),
+            _ => (Style::default(), format!(" {text}")),
+        };
+        out.extend(prefixed(
+            vec![Line::styled(shown, style)],
+            width,
+            Span::raw("    "),
+            "      ",
+        ));
+    }
+    if body.len() > DIFF_LINES {
+        out.push(Line::styled(
+            format!("    … +{} lines", body.len() - DIFF_LINES),
+            dim(),
+        ));
+    }
+    out
+}

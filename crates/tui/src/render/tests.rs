@@ -1,0 +1,286 @@
+//! Snapshots of every cell kind, the composer, the approval overlays and the status line,
+//! drawn through ratatui's test backend at 80×24 and 120×40.
+
+use std::time::{Duration, Instant};
+
+use osprey_app_server_protocol::{
+    CommandExecutionSource, CommandExecutionStatus, FileUpdateChange, PatchApplyStatus,
+    PatchChangeKind, RequestId,
+};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::text::Line;
+
+use super::*;
+use crate::state::{ApprovalKind, Cell, ExecCell, PendingApproval, Status};
+
+/// The screen after drawing `lines` from the top, as text.
+fn screen(lines: &[Line<'static>], width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal
+        .draw(|frame| draw_lines(lines, frame.area(), frame.buffer_mut()))
+        .unwrap();
+    let buffer = terminal.backend().buffer();
+    let mut out = String::new();
+    for y in 0..height {
+        let mut row = String::new();
+        for x in 0..width {
+            row.push_str(buffer[(x, y)].symbol());
+        }
+        out.push_str(row.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn both_sizes(name: &str, lines_at: impl Fn(usize) -> Vec<Line<'static>>) {
+    for (w, h) in [(80u16, 24u16), (120, 40)] {
+        let lines = lines_at(usize::from(w));
+        insta::assert_snapshot!(format!("{name}_{w}x{h}"), screen(&lines, w, h));
+    }
+}
+
+const ANSWER: &str = "## Summary\n\nThe **TUI** renders `markdown` as you would expect:\n\n\
+- headings keep their `#`\n- lists become bullets\n  1. nested and numbered\n\n\
+| crate | owns | must not depend on |\n|---|---|---|\n\
+| `tui` | the interactive terminal UI, a client of the app-server protocol | core, exec |\n\
+| `app-server` | JSON-RPC server for editors and for the TUI in process | tui, exec |\n\n\
+```rust\nfn main() {\n    println!(\"hello\");\n}\n```\n\nSee [the docs](https://example.com/tui).\n";
+
+fn exec(status: CommandExecutionStatus, output: &str, exit: Option<i32>) -> Cell {
+    Cell::Exec(ExecCell {
+        command: "cargo test -p osprey-tui".into(),
+        source: CommandExecutionSource::Agent,
+        status,
+        output: output.into(),
+        exit_code: exit,
+        duration_ms: exit.map(|_| 4200),
+    })
+}
+
+fn update_change() -> FileUpdateChange {
+    FileUpdateChange {
+        path: "src/notes.txt".into(),
+        kind: PatchChangeKind::Update { move_path: None },
+        diff: "--- a/src/notes.txt\n+++ b/src/notes.txt\n@@ -1,3 +1,3 @@\n hello\n-world\n+osprey world\n+added line\n"
+            .into(),
+    }
+}
+
+#[test]
+fn user_message() {
+    both_sizes("user_message", |w| {
+        cells::cell_lines(
+            &Cell::User {
+                text: "Explain the crate map,\nthen make the notes file.".into(),
+            },
+            w,
+        )
+    });
+}
+
+#[test]
+fn agent_message_with_a_table_and_code() {
+    both_sizes("agent_markdown", |w| {
+        cells::cell_lines(
+            &Cell::Agent {
+                text: ANSWER.into(),
+                streaming: false,
+            },
+            w,
+        )
+    });
+}
+
+#[test]
+fn reasoning_summary() {
+    both_sizes("reasoning", |w| {
+        cells::cell_lines(
+            &Cell::Reasoning {
+                text: "**Planning the change**\n\nI will read the crate map first.".into(),
+            },
+            w,
+        )
+    });
+}
+
+#[test]
+fn command_running_and_finished() {
+    both_sizes("exec_cells", |w| {
+        let many: String = (1..=9).map(|n| format!("output line {n}\n")).collect();
+        let mut lines = cells::cell_lines(
+            &exec(
+                CommandExecutionStatus::InProgress,
+                "Compiling osprey-tui\n",
+                None,
+            ),
+            w,
+        );
+        lines.extend(cells::cell_lines(
+            &exec(CommandExecutionStatus::Completed, &many, Some(0)),
+            w,
+        ));
+        lines.extend(cells::cell_lines(
+            &exec(
+                CommandExecutionStatus::Failed,
+                "error: no such test\n",
+                Some(101),
+            ),
+            w,
+        ));
+        lines.extend(cells::cell_lines(
+            &Cell::Exec(ExecCell {
+                command: "echo hi".into(),
+                source: CommandExecutionSource::UserShell,
+                status: CommandExecutionStatus::Completed,
+                output: String::new(),
+                exit_code: Some(0),
+                duration_ms: Some(15),
+            }),
+            w,
+        ));
+        lines
+    });
+}
+
+#[test]
+fn file_change_with_diff() {
+    both_sizes("file_change", |w| {
+        cells::cell_lines(
+            &Cell::FileChange {
+                changes: vec![
+                    update_change(),
+                    FileUpdateChange {
+                        path: "docs/new.md".into(),
+                        kind: PatchChangeKind::Add,
+                        diff: "# New\n".into(),
+                    },
+                ],
+                status: PatchApplyStatus::Completed,
+            },
+            w,
+        )
+    });
+}
+
+#[test]
+fn errors_warnings_notices_and_turn_ends() {
+    both_sizes("notes", |w| {
+        let mut lines = Vec::new();
+        for cell in [
+            Cell::Error {
+                message: "the model server at http://127.0.0.1:9/v1 refused the connection; check model_providers.mock.base_url".into(),
+            },
+            Cell::Warning {
+                message: "retrying in 2s (1 of 3)".into(),
+            },
+            Cell::Notice {
+                text: "✔ You approved Osprey to run touch notes.txt this time".into(),
+            },
+            Cell::TurnEnd {
+                seconds: 8,
+                interrupted: false,
+            },
+            Cell::TurnEnd {
+                seconds: 75,
+                interrupted: true,
+            },
+        ] {
+            lines.extend(cells::cell_lines(&cell, w));
+        }
+        lines
+    });
+}
+
+#[test]
+fn composer_empty_and_multi_line() {
+    both_sizes("composer", |w| {
+        let mut state = crate::state::AppState::new();
+        let (mut lines, _) = bottom::composer_lines(&state.composer, w);
+        lines.push(Line::default());
+        state
+            .composer
+            .set_text("first line\nsecond line, which is long enough to wrap when the terminal is only eighty columns wide\n");
+        let (more, cursor) = bottom::composer_lines(&state.composer, w);
+        lines.extend(more);
+        lines.push(Line::from(format!("cursor at {cursor:?}")));
+        lines
+    });
+}
+
+fn command_approval() -> PendingApproval {
+    PendingApproval {
+        id: RequestId::Integer(0),
+        kind: ApprovalKind::Command {
+            command: "mkdir -p /home/user/projects/osprey/target/some/very/deeply/nested/output/directory && touch /home/user/projects/osprey/target/some/very/deeply/nested/output/directory/marker".into(),
+            cwd: Some("/home/user/projects/osprey".into()),
+            reason: Some("Create the output directory outside the workspace".into()),
+            proposed_prefix: Some(vec!["mkdir".into(), "-p".into()]),
+            session_allowed: true,
+        },
+        selected: 0,
+    }
+}
+
+#[test]
+fn command_approval_overlay() {
+    both_sizes("command_approval", |w| {
+        bottom::approval_lines(&command_approval(), w)
+    });
+}
+
+#[test]
+fn patch_approval_overlay() {
+    both_sizes("patch_approval", |w| {
+        let approval = PendingApproval {
+            id: RequestId::Integer(1),
+            kind: ApprovalKind::Patch {
+                reason: Some("Update the notes".into()),
+                grant_root: None,
+                changes: vec![update_change()],
+            },
+            selected: 1,
+        };
+        bottom::approval_lines(&approval, w)
+    });
+}
+
+#[test]
+fn status_line_idle_and_working() {
+    both_sizes("status", |w| {
+        let status = Status {
+            model: "gpt-5.5".into(),
+            cwd: "/home/user/projects/osprey".into(),
+            context_left_percent: Some(87),
+            usage: None,
+        };
+        vec![
+            bottom::status_line(&status, None, 0, false, w),
+            bottom::status_line(&status, Some(Duration::from_secs(75)), 2, false, w),
+            bottom::status_line(&status, None, 0, true, w),
+        ]
+    });
+}
+
+#[test]
+fn the_live_area_keeps_the_overlay_choices_on_a_short_screen() {
+    let mut state = crate::state::AppState::new();
+    state.approvals.push(command_approval());
+    state.active.push((
+        "m1".into(),
+        Cell::Agent {
+            text: ANSWER.into(),
+            streaming: true,
+        },
+    ));
+    let live = live_lines(&state, Some(Duration::from_secs(3)), 80, 24);
+    assert!(live.lines.len() <= 24, "{}", live.lines.len());
+    let text = screen(&live.lines, 80, 24);
+    assert!(text.contains("(esc)"), "{text}");
+    assert!(text.contains("Working (3s"), "{text}");
+    assert_eq!(
+        live.cursor, None,
+        "the overlay has the keys, not the composer"
+    );
+    let _ = Instant::now();
+}

@@ -1,0 +1,135 @@
+//! Transcript cells: what one entry of the conversation holds, independent of how it is
+//! drawn. Cells are built from the app server's items and deltas.
+
+use osprey_app_server_protocol::{
+    CommandExecutionSource, CommandExecutionStatus, FileUpdateChange, PatchApplyStatus,
+    PatchChangeKind, ThreadItemDetails,
+};
+
+/// One entry of the transcript.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    User {
+        text: String,
+    },
+    /// The model's answer, markdown; `streaming` while deltas still arrive.
+    Agent {
+        text: String,
+        streaming: bool,
+    },
+    Reasoning {
+        text: String,
+    },
+    Exec(ExecCell),
+    FileChange {
+        changes: Vec<FileUpdateChange>,
+        status: PatchApplyStatus,
+    },
+    Error {
+        message: String,
+    },
+    Warning {
+        message: String,
+    },
+    /// A one-line note from the TUI itself (an approval decision, a hint).
+    Notice {
+        text: String,
+    },
+    /// The end of a turn: how long it worked, and whether it was interrupted.
+    TurnEnd {
+        seconds: u64,
+        interrupted: bool,
+    },
+}
+
+/// A command the model (or the person, with `!cmd`) ran.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecCell {
+    pub command: String,
+    pub source: CommandExecutionSource,
+    pub status: CommandExecutionStatus,
+    /// Output so far (live) or all of it (completed).
+    pub output: String,
+    pub exit_code: Option<i32>,
+    pub duration_ms: Option<i64>,
+}
+
+impl Cell {
+    /// The cell for an item, or `None` for items this slice does not show (MCP calls,
+    /// plans, compaction markers and sub-agent calls are listed in docs/tui.md as not
+    /// built yet).
+    pub fn from_item(item: &ThreadItemDetails, live: bool) -> Option<Self> {
+        match item {
+            ThreadItemDetails::UserMessage { content, .. } => {
+                let text = content
+                    .iter()
+                    .filter_map(|part| match part {
+                        osprey_app_server_protocol::UserInput::Text { text, .. } => {
+                            Some(text.as_str())
+                        }
+                        _ => None,
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                Some(Cell::User { text })
+            }
+            ThreadItemDetails::AgentMessage { text, .. } => Some(Cell::Agent {
+                text: text.clone(),
+                streaming: live,
+            }),
+            ThreadItemDetails::Reasoning { summary, .. } => {
+                let text = summary.join("\n\n");
+                (!text.trim().is_empty() || live).then_some(Cell::Reasoning { text })
+            }
+            ThreadItemDetails::CommandExecution {
+                command,
+                source,
+                status,
+                aggregated_output,
+                exit_code,
+                duration_ms,
+                ..
+            } => Some(Cell::Exec(ExecCell {
+                command: command.clone(),
+                source: *source,
+                status: *status,
+                output: aggregated_output.clone().unwrap_or_default(),
+                exit_code: *exit_code,
+                duration_ms: *duration_ms,
+            })),
+            ThreadItemDetails::FileChange {
+                changes, status, ..
+            } => Some(Cell::FileChange {
+                changes: changes.clone(),
+                status: *status,
+            }),
+            ThreadItemDetails::McpToolCall { .. }
+            | ThreadItemDetails::Plan { .. }
+            | ThreadItemDetails::ContextCompaction { .. }
+            | ThreadItemDetails::CollabAgentToolCall { .. } => None,
+        }
+    }
+}
+
+/// Lines added and removed by one file's diff (an added file's `diff` is its content).
+pub fn diff_counts(change: &FileUpdateChange) -> (usize, usize) {
+    match change.kind {
+        PatchChangeKind::Add => (change.diff.lines().count(), 0),
+        PatchChangeKind::Delete => (0, change.diff.lines().count()),
+        PatchChangeKind::Update { .. } => {
+            let mut added = 0;
+            let mut removed = 0;
+            for line in change.diff.lines() {
+                if line.starts_with("+++") || line.starts_with("---") {
+                    continue;
+                }
+                if line.starts_with('+') {
+                    added += 1;
+                } else if line.starts_with('-') {
+                    removed += 1;
+                }
+            }
+            (added, removed)
+        }
+    }
+}

@@ -1,0 +1,515 @@
+//! The TUI's state and its pure reducers: [`AppState::apply`] folds what the app server
+//! sends into transcript cells, and [`AppState::on_key`] turns key presses into edits of
+//! the draft and [`Action`]s for the app loop to carry out. Nothing here draws or does I/O,
+//! so every behaviour is testable with plain values.
+
+pub mod approval;
+pub mod cells;
+pub mod composer;
+
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use osprey_app_server_protocol::{
+    RequestId, ServerNotification, ServerRequest, ThreadItemDetails, TurnStatus,
+};
+
+use crate::app_client::ServerEvent;
+pub use approval::{Answer, ApprovalChoice, ApprovalKind, ESC_KEY, PendingApproval};
+pub use cells::{Cell, ExecCell};
+pub use composer::Composer;
+
+/// What the app loop feeds the state: the server's messages and the results of requests
+/// the loop made.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AppEvent {
+    Server(ServerEvent),
+    /// `thread/start` succeeded.
+    ThreadReady {
+        thread_id: String,
+        model: String,
+        cwd: String,
+    },
+    /// A request failed; `message` says which and why.
+    RequestFailed {
+        message: String,
+    },
+}
+
+/// What the state asks the app loop to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    StartTurn {
+        thread_id: String,
+        text: String,
+    },
+    /// The person's `!cmd`, kept out of the model's history.
+    ShellCommand {
+        thread_id: String,
+        command: String,
+    },
+    Interrupt {
+        thread_id: String,
+        turn_id: String,
+    },
+    Answer {
+        id: RequestId,
+        answer: Answer,
+    },
+    Quit,
+}
+
+/// The status line's facts.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Status {
+    pub model: String,
+    pub cwd: String,
+    /// Percent of the context window left, once the server reported usage.
+    pub context_left_percent: Option<u8>,
+    /// The thread's token usage so far, for the exit summary.
+    pub usage: Option<osprey_app_server_protocol::TokenUsageBreakdown>,
+}
+
+/// A turn in progress.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunningTurn {
+    /// Known once `turn/started` (or the `turn/start` reply) arrived.
+    pub id: Option<String>,
+    pub started: Instant,
+}
+
+#[derive(Debug, Default)]
+pub struct AppState {
+    pub thread_id: Option<String>,
+    /// Finished cells, in order; the whole session's transcript.
+    pub history: Vec<Cell>,
+    /// How many of `history` are already written to the terminal's scrollback.
+    pub flushed: usize,
+    /// Cells still changing (streaming answer, running command), by item id, in start order.
+    pub active: Vec<(String, Cell)>,
+    pub composer: Composer,
+    /// Approval requests, the first one shown.
+    pub approvals: Vec<PendingApproval>,
+    pub status: Status,
+    pub turn: Option<RunningTurn>,
+    /// Messages typed while a turn ran; sent when it ends.
+    pub queued: Vec<String>,
+    /// A prompt submitted before the thread was ready.
+    pending_prompt: Option<String>,
+    /// Ctrl+C was pressed once while idle; the next press quits.
+    pub quit_armed: bool,
+    pub should_quit: bool,
+}
+
+impl AppState {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How long the running turn has worked, for the status line.
+    pub fn working_for(&self, now: Instant) -> Option<Duration> {
+        self.turn
+            .as_ref()
+            .map(|t| now.saturating_duration_since(t.started))
+    }
+
+    /// Cells finished since the last call, for the terminal's scrollback.
+    pub fn take_unflushed(&mut self) -> &[Cell] {
+        let start = self.flushed;
+        self.flushed = self.history.len();
+        &self.history[start..]
+    }
+
+    /// Submits `text` as if typed and sent (the prompt given on the command line).
+    pub fn submit_text(&mut self, text: String, now: Instant) -> Vec<Action> {
+        self.submit(text, now)
+    }
+
+    pub fn apply(&mut self, event: AppEvent, now: Instant) -> Vec<Action> {
+        match event {
+            AppEvent::ThreadReady {
+                thread_id,
+                model,
+                cwd,
+            } => {
+                self.thread_id = Some(thread_id);
+                self.status.model = model;
+                self.status.cwd = cwd;
+                match self.pending_prompt.take() {
+                    Some(text) => self.submit(text, now),
+                    None => Vec::new(),
+                }
+            }
+            AppEvent::RequestFailed { message } => {
+                // A turn the server never started is not running.
+                if self.turn.as_ref().is_some_and(|t| t.id.is_none()) {
+                    self.turn = None;
+                }
+                self.history.push(Cell::Error { message });
+                Vec::new()
+            }
+            AppEvent::Server(ServerEvent::Notification(n)) => self.on_notification(*n, now),
+            AppEvent::Server(ServerEvent::Request { id, request }) => {
+                self.on_request(id, *request);
+                Vec::new()
+            }
+            AppEvent::Server(ServerEvent::Unreadable(what)) => {
+                self.history.push(Cell::Warning {
+                    message: format!("ignored a message from the app server: {what}"),
+                });
+                Vec::new()
+            }
+            AppEvent::Server(ServerEvent::Closed) => {
+                self.history.push(Cell::Error {
+                    message: "the app server closed the connection; restart osprey to go on"
+                        .to_owned(),
+                });
+                self.turn = None;
+                Vec::new()
+            }
+        }
+    }
+
+    fn active_mut(&mut self, item_id: &str) -> Option<&mut Cell> {
+        self.active
+            .iter_mut()
+            .find(|(id, _)| id == item_id)
+            .map(|(_, cell)| cell)
+    }
+
+    fn on_notification(&mut self, n: ServerNotification, now: Instant) -> Vec<Action> {
+        match n {
+            ServerNotification::TurnStarted(t) => {
+                match &mut self.turn {
+                    Some(turn) => turn.id = Some(t.turn.id),
+                    None => {
+                        self.turn = Some(RunningTurn {
+                            id: Some(t.turn.id),
+                            started: now,
+                        })
+                    }
+                }
+                Vec::new()
+            }
+            ServerNotification::TurnCompleted(t) => self.on_turn_completed(t.turn.status, now),
+            ServerNotification::ItemStarted(s) => {
+                let id = s.item.details.id().to_owned();
+                // A user message is shown once complete; everything else live from the start.
+                if !matches!(s.item.details, ThreadItemDetails::UserMessage { .. })
+                    && let Some(cell) = Cell::from_item(&s.item.details, true)
+                {
+                    self.active.retain(|(i, _)| *i != id);
+                    self.active.push((id, cell));
+                }
+                Vec::new()
+            }
+            ServerNotification::ItemCompleted(c) => {
+                let id = c.item.details.id();
+                self.active.retain(|(i, _)| i != id);
+                if let Some(cell) = Cell::from_item(&c.item.details, false) {
+                    self.history.push(cell);
+                }
+                Vec::new()
+            }
+            ServerNotification::AgentMessageDelta(d) => {
+                match self.active_mut(&d.item_id) {
+                    Some(Cell::Agent { text, .. }) => text.push_str(&d.delta),
+                    _ => self.active.push((
+                        d.item_id,
+                        Cell::Agent {
+                            text: d.delta,
+                            streaming: true,
+                        },
+                    )),
+                }
+                Vec::new()
+            }
+            ServerNotification::ReasoningSummaryTextDelta(d) => {
+                match self.active_mut(&d.item_id) {
+                    Some(Cell::Reasoning { text }) => text.push_str(&d.delta),
+                    _ => self
+                        .active
+                        .push((d.item_id, Cell::Reasoning { text: d.delta })),
+                }
+                Vec::new()
+            }
+            ServerNotification::ReasoningSummaryPartAdded(p) => {
+                if let Some(Cell::Reasoning { text }) = self.active_mut(&p.item_id)
+                    && !text.is_empty()
+                {
+                    text.push_str("\n\n");
+                }
+                Vec::new()
+            }
+            ServerNotification::CommandExecutionOutputDelta(d) => {
+                if let Some(Cell::Exec(exec)) = self.active_mut(&d.item_id) {
+                    exec.output.push_str(&d.delta);
+                }
+                Vec::new()
+            }
+            ServerNotification::ThreadTokenUsageUpdated(u) => {
+                self.status.usage = Some(u.token_usage.total);
+                if let Some(window) = u.token_usage.model_context_window.filter(|w| *w > 0) {
+                    let used = u.token_usage.last.total_tokens.clamp(0, window);
+                    let left = (window - used) * 100 / window;
+                    self.status.context_left_percent = u8::try_from(left).ok();
+                }
+                Vec::new()
+            }
+            ServerNotification::ServerRequestResolved(r) => {
+                self.approvals.retain(|a| a.id != r.request_id);
+                Vec::new()
+            }
+            ServerNotification::Error(e) => {
+                let cell = if e.will_retry {
+                    Cell::Warning {
+                        message: e.error.message,
+                    }
+                } else {
+                    Cell::Error {
+                        message: e.error.message,
+                    }
+                };
+                self.history.push(cell);
+                Vec::new()
+            }
+            ServerNotification::Warning(w) => {
+                self.history.push(Cell::Warning { message: w.message });
+                Vec::new()
+            }
+            ServerNotification::ConfigWarning(w) | ServerNotification::DeprecationNotice(w) => {
+                let message = match w.details {
+                    Some(details) => format!("{}: {details}", w.summary),
+                    None => w.summary,
+                };
+                self.history.push(Cell::Warning { message });
+                Vec::new()
+            }
+            // Shown by later slices (thread list, diff pager); nothing to draw now.
+            ServerNotification::ThreadStarted(_)
+            | ServerNotification::ThreadStatusChanged(_)
+            | ServerNotification::ThreadArchived(_)
+            | ServerNotification::ThreadUnarchived(_)
+            | ServerNotification::ThreadGoalCleared(_)
+            | ServerNotification::TurnDiffUpdated(_) => Vec::new(),
+        }
+    }
+
+    fn on_turn_completed(&mut self, status: TurnStatus, now: Instant) -> Vec<Action> {
+        // Whatever is still live is finished now (an interrupted stream keeps what came).
+        for (_, mut cell) in std::mem::take(&mut self.active) {
+            if let Cell::Agent { streaming, .. } = &mut cell {
+                *streaming = false;
+            }
+            self.history.push(cell);
+        }
+        self.approvals.clear();
+        let seconds = self.working_for(now).map_or(0, |d| d.as_secs());
+        self.history.push(Cell::TurnEnd {
+            seconds,
+            interrupted: status == TurnStatus::Interrupted,
+        });
+        self.turn = None;
+        if self.queued.is_empty() {
+            return Vec::new();
+        }
+        let text = self.queued.remove(0);
+        self.submit(text, now)
+    }
+
+    fn on_request(&mut self, id: RequestId, request: ServerRequest) {
+        let kind = match request {
+            ServerRequest::CommandExecutionRequestApproval(p) => {
+                let session_allowed = p.available_decisions.as_ref().is_none_or(|d| {
+                    d.contains(&osprey_app_server_protocol::CommandExecutionApprovalDecision::AcceptForSession)
+                });
+                ApprovalKind::Command {
+                    command: p.command.unwrap_or_default(),
+                    cwd: p.cwd,
+                    reason: p.reason,
+                    proposed_prefix: p.proposed_execpolicy_amendment.filter(|p| !p.is_empty()),
+                    session_allowed,
+                }
+            }
+            ServerRequest::FileChangeRequestApproval(p) => {
+                let changes = match self.active_mut(&p.item_id) {
+                    Some(Cell::FileChange { changes, .. }) => changes.clone(),
+                    _ => Vec::new(),
+                };
+                ApprovalKind::Patch {
+                    reason: p.reason,
+                    grant_root: p.grant_root,
+                    changes,
+                }
+            }
+        };
+        self.approvals.push(PendingApproval {
+            id,
+            kind,
+            selected: 0,
+        });
+    }
+
+    fn submit(&mut self, text: String, now: Instant) -> Vec<Action> {
+        let Some(thread_id) = self.thread_id.clone() else {
+            self.pending_prompt = Some(text);
+            return Vec::new();
+        };
+        if text.trim().is_empty() {
+            return Vec::new();
+        }
+        if let Some(command) = text.trim_start().strip_prefix('!') {
+            let command = command.trim().to_owned();
+            if command.is_empty() {
+                self.history.push(Cell::Notice {
+                    text: "Prefix a command with ! to run it locally, for example: !ls".to_owned(),
+                });
+                return Vec::new();
+            }
+            if self.turn.is_some() {
+                self.queued.push(text);
+                return Vec::new();
+            }
+            self.turn = Some(RunningTurn {
+                id: None,
+                started: now,
+            });
+            return vec![Action::ShellCommand { thread_id, command }];
+        }
+        if self.turn.is_some() {
+            self.queued.push(text);
+            return Vec::new();
+        }
+        self.turn = Some(RunningTurn {
+            id: None,
+            started: now,
+        });
+        vec![Action::StartTurn { thread_id, text }]
+    }
+
+    fn interrupt(&self) -> Vec<Action> {
+        match (
+            &self.thread_id,
+            self.turn.as_ref().and_then(|t| t.id.clone()),
+        ) {
+            (Some(thread_id), Some(turn_id)) => vec![Action::Interrupt {
+                thread_id: thread_id.clone(),
+                turn_id,
+            }],
+            _ => Vec::new(),
+        }
+    }
+
+    /// Pasted text goes into the draft as it is, newlines included.
+    pub fn on_paste(&mut self, text: &str) {
+        self.quit_armed = false;
+        self.composer.insert_str(text);
+    }
+
+    pub fn on_key(&mut self, key: KeyEvent, now: Instant) -> Vec<Action> {
+        if key.kind == KeyEventKind::Release {
+            return Vec::new();
+        }
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let ctrl_c = ctrl && matches!(key.code, KeyCode::Char('c'));
+        if !ctrl_c {
+            self.quit_armed = false;
+        }
+        if !self.approvals.is_empty() {
+            return self.on_approval_key(key);
+        }
+        if ctrl_c {
+            if self.turn.is_some() {
+                return self.interrupt();
+            }
+            if !self.composer.is_empty() {
+                self.composer.clear();
+                return Vec::new();
+            }
+            if self.quit_armed {
+                self.should_quit = true;
+                return vec![Action::Quit];
+            }
+            self.quit_armed = true;
+            return Vec::new();
+        }
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        match key.code {
+            KeyCode::Enter if shift || alt || ctrl => self.composer.newline(),
+            KeyCode::Char('j') if ctrl => self.composer.newline(),
+            KeyCode::Enter => {
+                let text = self.composer.take();
+                return self.submit(text, now);
+            }
+            KeyCode::Esc if self.turn.is_some() => return self.interrupt(),
+            KeyCode::Char('d') if ctrl => {
+                if self.composer.is_empty() {
+                    self.should_quit = true;
+                    return vec![Action::Quit];
+                }
+                self.composer.delete();
+            }
+            KeyCode::Char('a') if ctrl => self.composer.home(),
+            KeyCode::Char('e') if ctrl => self.composer.end(),
+            KeyCode::Char('u') if ctrl => self.composer.kill_to_line_start(),
+            KeyCode::Char(c) if !ctrl => self.composer.insert_char(c),
+            KeyCode::Backspace => self.composer.backspace(),
+            KeyCode::Delete => self.composer.delete(),
+            KeyCode::Left => self.composer.left(),
+            KeyCode::Right => self.composer.right(),
+            KeyCode::Home => self.composer.home(),
+            KeyCode::End => self.composer.end(),
+            KeyCode::Up => self.composer.up(),
+            KeyCode::Down => self.composer.down(),
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    fn on_approval_key(&mut self, key: KeyEvent) -> Vec<Action> {
+        let Some(pending) = self.approvals.first_mut() else {
+            return Vec::new();
+        };
+        let choices = pending.kind.choices();
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let picked = match key.code {
+            KeyCode::Up => {
+                pending.selected = pending.selected.saturating_sub(1);
+                None
+            }
+            KeyCode::Down => {
+                pending.selected = (pending.selected + 1).min(choices.len().saturating_sub(1));
+                None
+            }
+            KeyCode::Enter => choices.get(pending.selected).cloned(),
+            KeyCode::Esc => choices.iter().find(|c| c.key == ESC_KEY).cloned(),
+            KeyCode::Char('c') if ctrl => choices.iter().find(|c| c.key == ESC_KEY).cloned(),
+            KeyCode::Char(ch) if !ctrl => {
+                let ch = ch.to_ascii_lowercase();
+                // `a` is Codex's key for "don't ask again for these files".
+                let ch = if ch == 'a' && matches!(pending.kind, ApprovalKind::Patch { .. }) {
+                    's'
+                } else {
+                    ch
+                };
+                choices.iter().find(|c| c.key == ch).cloned()
+            }
+            _ => None,
+        };
+        let Some(choice) = picked else {
+            return Vec::new();
+        };
+        let pending = self.approvals.remove(0);
+        self.history.push(Cell::Notice {
+            text: pending.kind.decision_notice(&choice.answer),
+        });
+        vec![Action::Answer {
+            id: pending.id,
+            answer: choice.answer,
+        }]
+    }
+}
+
+#[cfg(test)]
+mod tests;

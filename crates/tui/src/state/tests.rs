@@ -1,0 +1,447 @@
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use osprey_app_server_protocol::{
+    CommandExecutionApprovalDecision, FileChangeApprovalDecision, RequestId, ServerNotification,
+    ServerRequest, method,
+};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use super::*;
+use crate::app_client::ServerEvent;
+
+fn note(method: &str, params: Value) -> AppEvent {
+    AppEvent::Server(ServerEvent::Notification(Box::new(
+        ServerNotification::from_parts(method, Some(params)).unwrap(),
+    )))
+}
+
+fn request(id: i64, method: &str, params: Value) -> AppEvent {
+    AppEvent::Server(ServerEvent::Request {
+        id: RequestId::Integer(id),
+        request: Box::new(ServerRequest::from_parts(method, Some(params)).unwrap()),
+    })
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn ctrl(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+fn type_text(state: &mut AppState, text: &str, now: Instant) {
+    for c in text.chars() {
+        assert_eq!(state.on_key(key(KeyCode::Char(c)), now), vec![]);
+    }
+}
+
+fn ready() -> AppState {
+    let mut state = AppState::new();
+    let actions = state.apply(
+        AppEvent::ThreadReady {
+            thread_id: "th1".into(),
+            model: "mock-model".into(),
+            cwd: "/work".into(),
+        },
+        Instant::now(),
+    );
+    assert_eq!(actions, vec![]);
+    state
+}
+
+pub fn agent_item(id: &str, text: &str) -> Value {
+    json!({"type": "agentMessage", "id": id, "text": text, "phase": null, "moderation": null,
+           "memoryCitation": null, "delivery": null, "questions": null})
+}
+
+pub fn exec_item(id: &str, status: &str, output: Option<&str>, exit: Option<i32>) -> Value {
+    json!({"type": "commandExecution", "id": id, "pluginId": null, "scriptPath": null,
+           "command": "touch notes.txt", "cwd": "/work", "processId": null, "source": "agent",
+           "status": status, "commandActions": [], "aggregatedOutput": output,
+           "exitCode": exit, "durationMs": exit.map(|_| 1200)})
+}
+
+fn turn(id: &str, status: &str) -> Value {
+    json!({"threadId": "th1", "turn": {"id": id, "rootTurnId": null, "items": [],
+           "itemsView": "notLoaded", "status": status, "error": null, "startedAt": null,
+           "completedAt": null, "durationMs": null}})
+}
+
+fn started(item: Value) -> AppEvent {
+    note(
+        method::ITEM_STARTED,
+        json!({"item": item, "threadId": "th1", "turnId": "t1", "startedAtMs": 0}),
+    )
+}
+
+fn completed(item: Value) -> AppEvent {
+    note(
+        method::ITEM_COMPLETED,
+        json!({"item": item, "threadId": "th1", "turnId": "t1", "completedAtMs": 0}),
+    )
+}
+
+#[test]
+fn enter_submits_and_the_modified_enters_insert_newlines() {
+    let now = Instant::now();
+    let mut state = ready();
+    type_text(&mut state, "one", now);
+    for newline in [
+        KeyEvent::new(KeyCode::Enter, KeyModifiers::SHIFT),
+        KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT),
+        ctrl('j'),
+    ] {
+        assert_eq!(state.on_key(newline, now), vec![]);
+    }
+    type_text(&mut state, "two", now);
+    assert_eq!(state.composer.text(), "one\n\n\ntwo");
+    assert_eq!(
+        state.on_key(key(KeyCode::Enter), now),
+        vec![Action::StartTurn {
+            thread_id: "th1".into(),
+            text: "one\n\n\ntwo".into()
+        }]
+    );
+    assert!(state.composer.is_empty());
+    assert!(state.turn.is_some(), "working from the moment it is sent");
+}
+
+#[test]
+fn a_prompt_given_before_the_thread_is_ready_is_sent_when_it_is() {
+    let now = Instant::now();
+    let mut state = AppState::new();
+    assert_eq!(state.submit_text("hello".into(), now), vec![]);
+    let actions = state.apply(
+        AppEvent::ThreadReady {
+            thread_id: "th1".into(),
+            model: "m".into(),
+            cwd: "/w".into(),
+        },
+        now,
+    );
+    assert_eq!(
+        actions,
+        vec![Action::StartTurn {
+            thread_id: "th1".into(),
+            text: "hello".into()
+        }]
+    );
+}
+
+#[test]
+fn bang_runs_a_local_shell_command_and_a_bare_bang_explains() {
+    let now = Instant::now();
+    let mut state = ready();
+    type_text(&mut state, "!", now);
+    assert_eq!(state.on_key(key(KeyCode::Enter), now), vec![]);
+    assert!(
+        matches!(state.history.last(), Some(Cell::Notice { text }) if text.contains("Prefix a command with !")),
+        "{:?}",
+        state.history
+    );
+    type_text(&mut state, "!echo hi", now);
+    assert_eq!(
+        state.on_key(key(KeyCode::Enter), now),
+        vec![Action::ShellCommand {
+            thread_id: "th1".into(),
+            command: "echo hi".into()
+        }]
+    );
+}
+
+#[test]
+fn ctrl_c_interrupts_a_turn_clears_a_draft_and_quits_on_the_second_idle_press() {
+    let now = Instant::now();
+    let mut state = ready();
+    type_text(&mut state, "hi", now);
+    state.on_key(key(KeyCode::Enter), now);
+    // No turn id yet: nothing to interrupt.
+    assert_eq!(state.on_key(ctrl('c'), now), vec![]);
+    state.apply(note(method::TURN_STARTED, turn("t1", "inProgress")), now);
+    assert_eq!(
+        state.on_key(ctrl('c'), now),
+        vec![Action::Interrupt {
+            thread_id: "th1".into(),
+            turn_id: "t1".into()
+        }]
+    );
+    assert_eq!(
+        state.on_key(key(KeyCode::Esc), now),
+        vec![Action::Interrupt {
+            thread_id: "th1".into(),
+            turn_id: "t1".into()
+        }],
+        "Esc interrupts too"
+    );
+    state.apply(note(method::TURN_COMPLETED, turn("t1", "interrupted")), now);
+    assert_eq!(
+        state.history.last(),
+        Some(&Cell::TurnEnd {
+            seconds: 0,
+            interrupted: true
+        })
+    );
+    type_text(&mut state, "draft", now);
+    assert_eq!(state.on_key(ctrl('c'), now), vec![]);
+    assert!(
+        state.composer.is_empty(),
+        "the first press clears the draft"
+    );
+    assert_eq!(state.on_key(ctrl('c'), now), vec![]);
+    assert!(state.quit_armed);
+    assert_eq!(state.on_key(ctrl('c'), now), vec![Action::Quit]);
+    assert!(state.should_quit);
+}
+
+#[test]
+fn a_message_typed_during_a_turn_is_queued_and_sent_when_it_ends() {
+    let now = Instant::now();
+    let mut state = ready();
+    type_text(&mut state, "first", now);
+    state.on_key(key(KeyCode::Enter), now);
+    state.apply(note(method::TURN_STARTED, turn("t1", "inProgress")), now);
+    type_text(&mut state, "second", now);
+    assert_eq!(state.on_key(key(KeyCode::Enter), now), vec![]);
+    assert_eq!(state.queued, vec!["second".to_owned()]);
+    let actions = state.apply(
+        note(method::TURN_COMPLETED, turn("t1", "completed")),
+        now + Duration::from_secs(3),
+    );
+    assert_eq!(
+        actions,
+        vec![Action::StartTurn {
+            thread_id: "th1".into(),
+            text: "second".into()
+        }]
+    );
+    assert!(state.queued.is_empty());
+}
+
+#[test]
+fn deltas_stream_into_a_live_cell_that_moves_to_history_when_complete() {
+    let now = Instant::now();
+    let mut state = ready();
+    state.apply(started(agent_item("m1", "")), now);
+    for delta in ["Hel", "lo **wor", "ld**"] {
+        state.apply(
+            note(
+                method::ITEM_AGENT_MESSAGE_DELTA,
+                json!({"threadId": "th1", "turnId": "t1", "itemId": "m1", "delta": delta}),
+            ),
+            now,
+        );
+    }
+    assert_eq!(
+        state.active,
+        vec![(
+            "m1".to_owned(),
+            Cell::Agent {
+                text: "Hello **world**".into(),
+                streaming: true
+            }
+        )]
+    );
+    assert!(state.history.is_empty());
+    state.apply(completed(agent_item("m1", "Hello **world**")), now);
+    assert!(state.active.is_empty());
+    assert_eq!(
+        state.take_unflushed(),
+        &[Cell::Agent {
+            text: "Hello **world**".into(),
+            streaming: false
+        }]
+    );
+    assert_eq!(state.take_unflushed(), &[], "flushed once");
+}
+
+#[test]
+fn command_output_is_live_and_the_completed_item_has_the_exit_code() {
+    let now = Instant::now();
+    let mut state = ready();
+    state.apply(started(exec_item("c1", "inProgress", None, None)), now);
+    state.apply(
+        note(
+            method::ITEM_COMMAND_EXECUTION_OUTPUT_DELTA,
+            json!({"threadId": "th1", "turnId": "t1", "itemId": "c1", "delta": "line 1\n"}),
+        ),
+        now,
+    );
+    assert!(
+        matches!(&state.active[0].1, Cell::Exec(e) if e.output == "line 1\n"),
+        "{:?}",
+        state.active
+    );
+    state.apply(
+        completed(exec_item("c1", "completed", Some("line 1\n"), Some(0))),
+        now,
+    );
+    assert!(
+        matches!(&state.history[0], Cell::Exec(e) if e.exit_code == Some(0) && e.duration_ms == Some(1200)),
+        "{:?}",
+        state.history
+    );
+}
+
+fn command_approval(prefix: Option<Vec<&str>>, session: bool) -> AppEvent {
+    let mut decisions = vec![json!("accept")];
+    if session {
+        decisions.push(json!("acceptForSession"));
+    }
+    decisions.push(json!("cancel"));
+    request(
+        0,
+        method::ITEM_COMMAND_EXECUTION_REQUEST_APPROVAL,
+        json!({"kind": "command", "threadId": "th1", "turnId": "t1", "itemId": "c1",
+               "startedAtMs": 0, "environmentId": null, "reason": "needs a file",
+               "command": "touch notes.txt", "cwd": "/work",
+               "proposedExecpolicyAmendment": prefix, "availableDecisions": decisions}),
+    )
+}
+
+#[test]
+fn approval_keys_answer_with_the_matching_decision() {
+    let now = Instant::now();
+    let cases: Vec<(KeyEvent, CommandExecutionApprovalDecision)> = vec![
+        (
+            key(KeyCode::Char('y')),
+            CommandExecutionApprovalDecision::Accept,
+        ),
+        (
+            key(KeyCode::Char('s')),
+            CommandExecutionApprovalDecision::AcceptForSession,
+        ),
+        (
+            key(KeyCode::Char('p')),
+            CommandExecutionApprovalDecision::AcceptWithExecpolicyAmendment {
+                execpolicy_amendment: vec!["touch".into()],
+            },
+        ),
+        (
+            key(KeyCode::Char('n')),
+            CommandExecutionApprovalDecision::Decline,
+        ),
+        (key(KeyCode::Esc), CommandExecutionApprovalDecision::Cancel),
+        (ctrl('c'), CommandExecutionApprovalDecision::Cancel),
+    ];
+    for (k, decision) in cases {
+        let mut state = ready();
+        state.apply(command_approval(Some(vec!["touch"]), true), now);
+        type_text(&mut state, "", now);
+        assert_eq!(
+            state.on_key(k, now),
+            vec![Action::Answer {
+                id: RequestId::Integer(0),
+                answer: Answer::Command(decision.clone())
+            }],
+            "{k:?}"
+        );
+        assert!(state.approvals.is_empty());
+        assert!(
+            state.composer.is_empty(),
+            "keys went to the overlay, not the draft"
+        );
+        assert!(matches!(state.history.last(), Some(Cell::Notice { .. })));
+    }
+}
+
+#[test]
+fn p_and_s_are_offered_only_when_the_request_allows_them() {
+    let now = Instant::now();
+    let mut state = ready();
+    state.apply(command_approval(None, false), now);
+    assert_eq!(state.on_key(key(KeyCode::Char('p')), now), vec![]);
+    assert_eq!(state.on_key(key(KeyCode::Char('s')), now), vec![]);
+    assert_eq!(state.approvals.len(), 1, "still asking");
+    // Down twice then Enter: the third choice (no, tell the model).
+    state.on_key(key(KeyCode::Down), now);
+    assert_eq!(
+        state.on_key(key(KeyCode::Enter), now),
+        vec![Action::Answer {
+            id: RequestId::Integer(0),
+            answer: Answer::Command(CommandExecutionApprovalDecision::Decline)
+        }]
+    );
+}
+
+#[test]
+fn a_patch_approval_carries_the_file_change_and_a_accepts_for_the_session() {
+    let now = Instant::now();
+    let mut state = ready();
+    state.apply(
+        started(json!({"type": "fileChange", "id": "p1", "status": "inProgress",
+                       "changes": [{"path": "/work/notes.md", "kind": {"type": "add"}, "diff": "# Notes\n"}]})),
+        now,
+    );
+    state.apply(
+        request(
+            1,
+            method::ITEM_FILE_CHANGE_REQUEST_APPROVAL,
+            json!({"threadId": "th1", "turnId": "t1", "itemId": "p1", "startedAtMs": 0,
+                   "reason": null, "grantRoot": null}),
+        ),
+        now,
+    );
+    match &state.approvals[0].kind {
+        ApprovalKind::Patch { changes, .. } => assert_eq!(changes[0].path, "/work/notes.md"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        state.on_key(key(KeyCode::Char('a')), now),
+        vec![Action::Answer {
+            id: RequestId::Integer(1),
+            answer: Answer::Patch(FileChangeApprovalDecision::AcceptForSession)
+        }]
+    );
+}
+
+#[test]
+fn a_resolved_request_closes_its_overlay() {
+    let now = Instant::now();
+    let mut state = ready();
+    state.apply(command_approval(None, true), now);
+    state.apply(
+        note(
+            method::SERVER_REQUEST_RESOLVED,
+            json!({"threadId": "th1", "requestId": 0}),
+        ),
+        now,
+    );
+    assert!(state.approvals.is_empty());
+}
+
+#[test]
+fn token_usage_sets_the_context_left() {
+    let now = Instant::now();
+    let mut state = ready();
+    let usage = json!({"totalTokens": 2500, "inputTokens": 2000, "cachedInputTokens": 0,
+                       "outputTokens": 500, "reasoningOutputTokens": 0});
+    state.apply(
+        note(
+            method::THREAD_TOKEN_USAGE_UPDATED,
+            json!({"threadId": "th1", "turnId": "t1", "tokenUsage":
+                   {"total": usage, "last": usage, "modelContextWindow": 10000}}),
+        ),
+        now,
+    );
+    assert_eq!(state.status.context_left_percent, Some(75));
+    assert_eq!(state.status.usage.map(|u| u.total_tokens), Some(2500));
+}
+
+#[test]
+fn a_failed_turn_start_stops_the_working_state() {
+    let now = Instant::now();
+    let mut state = ready();
+    type_text(&mut state, "hi", now);
+    state.on_key(key(KeyCode::Enter), now);
+    state.apply(
+        AppEvent::RequestFailed {
+            message: "could not send the message: boom".into(),
+        },
+        now,
+    );
+    assert!(state.turn.is_none());
+    assert!(matches!(state.history.last(), Some(Cell::Error { .. })));
+}

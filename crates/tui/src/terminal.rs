@@ -1,0 +1,249 @@
+//! The terminal: raw mode, bracketed paste and the kitty keyboard protocol's
+//! disambiguation (so Shift+Enter is told apart from Enter where the terminal can), an
+//! inline ratatui viewport at the bottom, and restoring everything on exit, on panic and on
+//! Ctrl+C.
+//!
+//! # Inline mode
+//!
+//! Finished cells are written above the viewport with `Terminal::insert_before`, so they
+//! land in the terminal's own scrollback (its scrolling, search and selection work). The
+//! viewport holds only the live area and is exactly as tall as what it shows: when that
+//! changes, [`Tui::set_height`] rebuilds the viewport at the same top row. ratatui finds an
+//! inline viewport's place by asking the terminal where the cursor is; [`InlineBackend`]
+//! answers that from where it last put the cursor, so only the very first placement asks
+//! the terminal.
+
+use std::io::{self, Stdout, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crossterm::event::{
+    DisableBracketedPaste, EnableBracketedPaste, KeyboardEnhancementFlags,
+    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+};
+use crossterm::{cursor, execute, terminal};
+use ratatui::backend::{Backend, ClearType, CrosstermBackend, WindowSize};
+use ratatui::buffer::Cell;
+use ratatui::layout::{Position, Rect, Size};
+use ratatui::text::Line;
+use ratatui::{Terminal, TerminalOptions, Viewport};
+
+/// A crossterm backend that remembers where it put the cursor, so ratatui's cursor queries
+/// (on every `insert_before`, and when a viewport is placed) are answered without a round
+/// trip to the terminal, which may be slow or never answer.
+pub struct InlineBackend {
+    inner: CrosstermBackend<Stdout>,
+    /// Where the cursor was last put; `None` until known, when the terminal is asked once.
+    cursor: Option<Position>,
+}
+
+impl Backend for InlineBackend {
+    type Error = io::Error;
+
+    fn draw<'a, I>(&mut self, content: I) -> io::Result<()>
+    where
+        I: Iterator<Item = (u16, u16, &'a Cell)>,
+    {
+        self.inner.draw(content)
+    }
+    fn append_lines(&mut self, n: u16) -> io::Result<()> {
+        self.inner.append_lines(n)
+    }
+    fn hide_cursor(&mut self) -> io::Result<()> {
+        self.inner.hide_cursor()
+    }
+    fn show_cursor(&mut self) -> io::Result<()> {
+        self.inner.show_cursor()
+    }
+    fn get_cursor_position(&mut self) -> io::Result<Position> {
+        if let Some(known) = self.cursor {
+            return Ok(known);
+        }
+        match self.inner.get_cursor_position() {
+            Ok(position) => {
+                self.cursor = Some(position);
+                Ok(position)
+            }
+            // A terminal that does not answer: start at the bottom row, scrolling up
+            // whatever was on the screen rather than drawing over it.
+            Err(_) => {
+                let size = self.inner.size()?;
+                Ok(Position::new(0, size.height.saturating_sub(1)))
+            }
+        }
+    }
+    fn set_cursor_position<P: Into<Position>>(&mut self, position: P) -> io::Result<()> {
+        let position = position.into();
+        self.cursor = Some(position);
+        self.inner.set_cursor_position(position)
+    }
+    fn clear(&mut self) -> io::Result<()> {
+        self.inner.clear()
+    }
+    fn clear_region(&mut self, clear_type: ClearType) -> io::Result<()> {
+        self.inner.clear_region(clear_type)
+    }
+    fn size(&self) -> io::Result<Size> {
+        self.inner.size()
+    }
+    fn window_size(&mut self) -> io::Result<WindowSize> {
+        self.inner.window_size()
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Backend::flush(&mut self.inner)
+    }
+}
+
+/// Whether the terminal is in the TUI's modes; restoring twice is harmless.
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+/// Puts the terminal into the TUI's modes.
+pub fn enter() -> io::Result<()> {
+    terminal::enable_raw_mode()?;
+    ACTIVE.store(true, Ordering::SeqCst);
+    let mut out = io::stdout();
+    execute!(out, EnableBracketedPaste)?;
+    // Terminals without the kitty protocol ignore this sequence.
+    let _ = execute!(
+        out,
+        PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+    );
+    Ok(())
+}
+
+/// Gives the terminal back as it was: modes off, cursor visible.
+pub fn restore() {
+    if !ACTIVE.swap(false, Ordering::SeqCst) {
+        return;
+    }
+    let mut out = io::stdout();
+    let _ = execute!(
+        out,
+        PopKeyboardEnhancementFlags,
+        DisableBracketedPaste,
+        cursor::Show
+    );
+    let _ = terminal::disable_raw_mode();
+    let _ = out.flush();
+}
+
+/// Restores the terminal before a panic message is printed.
+pub fn install_panic_hook() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore();
+        previous(info);
+    }));
+}
+
+/// The inline terminal and its live viewport.
+pub struct Tui {
+    terminal: Terminal<InlineBackend>,
+    height: u16,
+    /// Set by the resize handler; the next frame rebuilds the viewport.
+    pub resized: Arc<AtomicBool>,
+}
+
+impl Tui {
+    pub fn new(height: u16) -> io::Result<Self> {
+        let backend = InlineBackend {
+            inner: CrosstermBackend::new(io::stdout()),
+            cursor: None,
+        };
+        let terminal = Terminal::with_options(
+            backend,
+            TerminalOptions {
+                viewport: Viewport::Inline(height.max(1)),
+            },
+        )?;
+        Ok(Self {
+            terminal,
+            height: height.max(1),
+            resized: Arc::new(AtomicBool::new(false)),
+        })
+    }
+
+    /// The terminal's size now (never a remembered one).
+    pub fn size(&self) -> io::Result<Size> {
+        self.terminal.backend().size()
+    }
+
+    /// Rebuilds the viewport `height` rows tall, starting where the current one starts
+    /// (clamped to the screen). After a resize the rebuild happens even at the same height.
+    pub fn set_height(&mut self, height: u16) -> io::Result<()> {
+        let size = self.size()?;
+        let height = height.clamp(1, size.height.max(1));
+        let resized = self.resized.swap(false, Ordering::SeqCst);
+        if height == self.height && !resized {
+            return Ok(());
+        }
+        let top = self.terminal.get_frame().area().y;
+        let top = top.min(size.height.saturating_sub(1));
+        // Clears from the viewport's top to the end of the screen.
+        self.terminal
+            .backend_mut()
+            .set_cursor_position(Position::new(0, top))?;
+        self.terminal
+            .backend_mut()
+            .clear_region(ClearType::AfterCursor)?;
+        let backend = InlineBackend {
+            inner: CrosstermBackend::new(io::stdout()),
+            cursor: Some(Position::new(0, top)),
+        };
+        self.terminal = Terminal::with_options(
+            backend,
+            TerminalOptions {
+                viewport: Viewport::Inline(height),
+            },
+        )?;
+        self.height = height;
+        Ok(())
+    }
+
+    /// Writes finished lines into the scrollback, above the live area.
+    pub fn insert_history(&mut self, lines: Vec<Line<'static>>) -> io::Result<()> {
+        if lines.is_empty() {
+            return Ok(());
+        }
+        let size = self.size()?;
+        // insert_before draws one buffer; very long cells go in screen-sized pieces.
+        for chunk in lines.chunks(usize::from(size.height.max(1))) {
+            let chunk = chunk.to_vec();
+            let height = u16::try_from(chunk.len()).unwrap_or(u16::MAX);
+            self.terminal.insert_before(height, |buf| {
+                crate::render::draw_lines(&chunk, buf.area, buf);
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Draws the live area; `cursor` (column, row within the area) shows the caret.
+    pub fn draw(&mut self, lines: &[Line<'static>], cursor: Option<(u16, u16)>) -> io::Result<()> {
+        self.terminal.draw(|frame| {
+            let area: Rect = frame.area();
+            crate::render::draw_lines(lines, area, frame.buffer_mut());
+            if let Some((x, y)) = cursor
+                && y < area.height
+            {
+                frame.set_cursor_position(Position::new(
+                    area.x + x.min(area.width.saturating_sub(1)),
+                    area.y + y,
+                ));
+            }
+        })?;
+        Ok(())
+    }
+
+    /// Clears the live area and leaves the cursor at its top, for the exit message.
+    pub fn clear_live(&mut self) -> io::Result<()> {
+        let top = self.terminal.get_frame().area().y;
+        self.terminal
+            .backend_mut()
+            .set_cursor_position(Position::new(0, top))?;
+        self.terminal
+            .backend_mut()
+            .clear_region(ClearType::AfterCursor)?;
+        self.terminal.backend_mut().show_cursor()?;
+        Backend::flush(self.terminal.backend_mut())
+    }
+}

@@ -1,0 +1,2 @@
+mod pty;
+mod screens;

@@ -1,0 +1,204 @@
+//! Runs the `osprey` binary in a pseudo-terminal and reads its screen through a vt100
+//! parser: type keys, wait for text. The terminal's cursor-position queries are answered
+//! from the parser, as a real terminal would.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use osprey_test_support::TempHome;
+use portable_pty::{Child, CommandBuilder, PtySize, native_pty_system};
+
+/// How long a wait for the screen may take (the machine may be busy building).
+pub const WAIT: Duration = Duration::from_secs(60);
+
+/// The `osprey` binary built next to this test (`cargo build --workspace --bins`).
+pub fn osprey_bin() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    let dir = exe.parent().and_then(Path::parent).expect("target dir");
+    let bin = dir.join("osprey");
+    assert!(
+        bin.exists(),
+        "{} is missing: run `cargo build --workspace --bins` before these tests",
+        bin.display()
+    );
+    bin
+}
+
+pub struct PtySession {
+    parser: Arc<Mutex<vt100::Parser>>,
+    writer: Arc<Mutex<Box<dyn Write + Send>>>,
+    child: Box<dyn Child + Send + Sync>,
+    /// Everything the program wrote, for failure messages.
+    raw: Arc<Mutex<Vec<u8>>>,
+}
+
+const DSR: &[u8] = b"\x1b[6n";
+
+impl PtySession {
+    pub fn spawn(home: &TempHome, cwd: &Path, args: &[&str], rows: u16, cols: u16) -> Self {
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("a pseudo-terminal");
+        let mut cmd = CommandBuilder::new(osprey_bin());
+        cmd.args(args);
+        cmd.cwd(cwd);
+        cmd.env_clear();
+        cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default());
+        cmd.env("HOME", home.path());
+        cmd.env("SHELL", "/bin/bash");
+        cmd.env("TERM", "xterm-256color");
+        for (key, value) in home.env() {
+            cmd.env(key, value);
+        }
+        let child = pair.slave.spawn_command(cmd).expect("osprey starts");
+        drop(pair.slave);
+        let mut reader = pair.master.try_clone_reader().expect("pty reader");
+        let writer: Arc<Mutex<Box<dyn Write + Send>>> =
+            Arc::new(Mutex::new(pair.master.take_writer().expect("pty writer")));
+        let parser = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 2000)));
+        let raw = Arc::new(Mutex::new(Vec::new()));
+        {
+            let parser = Arc::clone(&parser);
+            let writer = Arc::clone(&writer);
+            let raw = Arc::clone(&raw);
+            // The master must stay open while the child runs.
+            let master = pair.master;
+            std::thread::spawn(move || {
+                let _master = master;
+                let mut buf = [0u8; 8192];
+                let mut pending: Vec<u8> = Vec::new();
+                loop {
+                    let n = match reader.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => n,
+                    };
+                    raw.lock().unwrap().extend_from_slice(&buf[..n]);
+                    pending.extend_from_slice(&buf[..n]);
+                    // Feed up to each cursor query, answer it, and go on.
+                    while let Some(at) = pending.windows(DSR.len()).position(|w| w == DSR) {
+                        let mut parser = parser.lock().unwrap();
+                        parser.process(&pending[..at]);
+                        let (row, col) = parser.screen().cursor_position();
+                        let answer = format!("\x1b[{};{}R", row + 1, col + 1);
+                        let mut w = writer.lock().unwrap();
+                        let _ = w.write_all(answer.as_bytes());
+                        let _ = w.flush();
+                        pending.drain(..at + DSR.len());
+                    }
+                    // Keep a possible partial query for the next read.
+                    let keep = (1..DSR.len())
+                        .rev()
+                        .find(|k| {
+                            pending.len() >= *k && DSR.starts_with(&pending[pending.len() - k..])
+                        })
+                        .unwrap_or(0);
+                    let upto = pending.len() - keep;
+                    parser.lock().unwrap().process(&pending[..upto]);
+                    pending.drain(..upto);
+                }
+            });
+        }
+        Self {
+            parser,
+            writer,
+            child,
+            raw,
+        }
+    }
+
+    /// The scrollback and the screen, top to bottom.
+    pub fn history(&self) -> String {
+        let mut parser = self.parser.lock().unwrap();
+        let (rows, cols) = parser.screen().size();
+        let rows = usize::from(rows);
+        parser.set_scrollback(usize::MAX);
+        let depth = parser.screen().scrollback();
+        let mut lines: Vec<String> = Vec::new();
+        // Pages of the scrollback, oldest first; the last page may overlap the one before.
+        let mut offset = depth;
+        let mut seen_until = 0usize;
+        loop {
+            parser.set_scrollback(offset);
+            let first_line = depth - offset;
+            for (i, row) in parser.screen().rows(0, cols).enumerate() {
+                if first_line + i >= seen_until {
+                    lines.push(row.trim_end().to_owned());
+                }
+            }
+            seen_until = first_line + rows;
+            if offset == 0 {
+                break;
+            }
+            offset = offset.saturating_sub(rows);
+        }
+        parser.set_scrollback(0);
+        lines.join("\n")
+    }
+
+    pub fn send(&self, bytes: &[u8]) {
+        let mut w = self.writer.lock().unwrap();
+        w.write_all(bytes).expect("write to the pty");
+        w.flush().expect("flush the pty");
+    }
+
+    /// Waits until the screen (with its scrollback) satisfies `check`.
+    pub fn wait_for(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let text = self.history();
+            if check(&text) {
+                return text;
+            }
+            if Instant::now() > deadline {
+                panic!(
+                    "timed out waiting for {what}; the screen and scrollback:\n{text}\n--- raw output tail:\n{}",
+                    self.raw_tail()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn wait_text(&self, text: &str) -> String {
+        self.wait_for(text, |screen| screen.contains(text))
+    }
+
+    fn raw_tail(&self) -> String {
+        let raw = self.raw.lock().unwrap();
+        let start = raw.len().saturating_sub(3000);
+        String::from_utf8_lossy(&raw[start..])
+            .escape_debug()
+            .to_string()
+    }
+
+    /// Waits for the program to exit and returns whether it succeeded.
+    pub fn wait_exit(&mut self) -> bool {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("child status") {
+                return status.success();
+            }
+            if Instant::now() > deadline {
+                panic!(
+                    "osprey did not exit; the screen:\n{}\n--- raw output tail:\n{}",
+                    self.history(),
+                    self.raw_tail()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for PtySession {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}

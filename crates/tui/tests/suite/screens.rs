@@ -1,0 +1,110 @@
+//! End to end: the real binary in a pseudo-terminal against the scripted mock model.
+
+use osprey_test_support::{
+    MockModelServer, TempHome, WireApi, ev_assistant_message, ev_function_call,
+    ev_output_text_delta, sse_turn,
+};
+use serde_json::json;
+
+use super::pty::PtySession;
+
+const ANSWER: &str = "## Result\n\n| crate | role |\n|---|---|\n| tui | the terminal UI |\n\nDone with **bold** words.";
+
+#[test]
+fn a_prompt_gets_a_streamed_markdown_answer_and_exit_prints_the_resume_line() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockModelServer::start(vec![sse_turn(vec![
+        ev_output_text_delta("## Result\n\n| crate | role |\n"),
+        ev_output_text_delta("|---|---|\n| tui | the terminal UI |\n\nDone with **bold** words."),
+        ev_assistant_message("m1", ANSWER),
+    ])]));
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let work = tempfile::tempdir().unwrap();
+    let mut tui = PtySession::spawn(&home, work.path(), &["say hello"], 40, 100);
+
+    let screen = tui.wait_text("Done with bold words.");
+    assert!(screen.contains("› say hello"), "{screen}");
+    assert!(screen.contains("• ## Result"), "{screen}");
+    assert!(
+        screen.contains("│ tui   │ the terminal UI │"),
+        "the table is laid out, not raw pipes:\n{screen}"
+    );
+    assert!(!screen.contains("|---|"), "{screen}");
+    tui.wait_text("Worked for");
+    tui.wait_text("mock-model");
+
+    // Ctrl+C twice while idle quits and tells how to continue.
+    tui.send(b"\x03");
+    tui.wait_text("Press Ctrl+C again to quit");
+    tui.send(b"\x03");
+    assert!(tui.wait_exit(), "osprey exits with success");
+    tui.wait_text("To continue this session, run: osprey resume ");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(
+        requests[0].user_texts().last().map(String::as_str),
+        Some("say hello")
+    );
+}
+
+#[test]
+fn a_command_approved_with_y_runs_and_its_output_appears() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockModelServer::start(vec![
+        sse_turn(vec![ev_function_call(
+            "c1",
+            "exec_command",
+            &json!({"cmd": "touch made.txt && echo tool-said-hi"}).to_string(),
+        )]),
+        sse_turn(vec![ev_assistant_message("m1", "All done here.")]),
+    ]));
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let work = tempfile::tempdir().unwrap();
+    let mut tui = PtySession::spawn(
+        &home,
+        work.path(),
+        &["-a", "untrusted", "-s", "workspace-write"],
+        40,
+        100,
+    );
+    tui.wait_text("Ask Osprey to do anything");
+    tui.send(b"make the file");
+    tui.wait_text("› make the file");
+    tui.send(b"\r");
+
+    let screen = tui.wait_text("Would you like to run the following command?");
+    assert!(
+        screen.contains("touch made.txt && echo tool-said-hi"),
+        "{screen}"
+    );
+    assert!(screen.contains("Yes, proceed (y)"), "{screen}");
+    assert!(screen.contains("(esc)"), "{screen}");
+    assert!(
+        !work.path().join("made.txt").exists(),
+        "nothing runs before the answer"
+    );
+    tui.send(b"y");
+
+    let screen = tui.wait_text("All done here.");
+    assert!(
+        screen.contains("You approved Osprey to run"),
+        "the decision stays in the transcript:\n{screen}"
+    );
+    assert!(
+        screen.contains("tool-said-hi"),
+        "the command's output is shown:\n{screen}"
+    );
+    assert!(
+        !screen.contains("Would you like to run"),
+        "the overlay is gone:\n{screen}"
+    );
+    tui.wait_text("Worked for");
+    assert!(work.path().join("made.txt").exists());
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let output = requests[1].output_for("c1").unwrap_or_default();
+    assert!(output.contains("tool-said-hi"), "{output}");
+
+    tui.send(b"\x04");
+    assert!(tui.wait_exit());
+}
