@@ -108,3 +108,64 @@ fn a_command_approved_with_y_runs_and_its_output_appears() {
     tui.send(b"\x04");
     assert!(tui.wait_exit());
 }
+
+#[test]
+fn bang_runs_a_local_command_that_never_reaches_the_model() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockModelServer::start(vec![sse_turn(vec![
+        ev_assistant_message("m1", "Noted."),
+    ])]));
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let work = tempfile::tempdir().unwrap();
+    let mut tui = PtySession::spawn(&home, work.path(), &[], 40, 100);
+    tui.wait_text("Ask Osprey to do anything");
+    tui.send(b"!echo hi-from-bang");
+    tui.wait_text("› !echo hi-from-bang");
+    tui.send(b"\r");
+    let screen = tui.wait_text("You ran echo hi-from-bang");
+    tui.wait_for("the command's output", |s| {
+        s.lines()
+            .any(|l| l.trim_start().trim_start_matches('└').trim() == "hi-from-bang")
+    });
+    assert!(
+        server.requests().is_empty(),
+        "no model request for !cmd:\n{screen}"
+    );
+    tui.wait_text("Worked for");
+
+    tui.send(b"what did I run?\r");
+    tui.wait_text("Noted.");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    let body = serde_json::to_string(requests[0].input()).unwrap();
+    assert!(
+        !body.contains("hi-from-bang"),
+        "the local command leaked into the model's input: {body}"
+    );
+    tui.send(b"\x04");
+    assert!(tui.wait_exit());
+}
+
+#[test]
+fn esc_interrupts_a_slow_stream_and_the_next_prompt_still_works() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockModelServer::start(vec![
+        osprey_test_support::MockResponse::Hang(vec![
+            osprey_test_support::ev_response_created("r1"),
+            ev_output_text_delta("Thinking very slowly"),
+        ]),
+        sse_turn(vec![ev_assistant_message("m2", "Second answer.")]),
+    ]));
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let work = tempfile::tempdir().unwrap();
+    let mut tui = PtySession::spawn(&home, work.path(), &["first question"], 40, 100);
+    tui.wait_text("Thinking very slowly");
+    tui.wait_text("esc to interrupt");
+    tui.send(b"\x1b");
+    tui.wait_text("Conversation interrupted");
+    tui.send(b"second question\r");
+    tui.wait_text("Second answer.");
+    assert_eq!(server.requests().len(), 2);
+    tui.send(b"\x04");
+    assert!(tui.wait_exit());
+}
