@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use osprey_test_support::TempHome;
-use portable_pty::{Child, CommandBuilder, PtySize, native_pty_system};
+use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system};
 
 /// How long a wait for the screen may take (the machine may be busy building).
 pub const WAIT: Duration = Duration::from_secs(60);
@@ -30,6 +30,8 @@ pub struct PtySession {
     parser: Arc<Mutex<vt100::Parser>>,
     writer: Arc<Mutex<Box<dyn Write + Send>>>,
     child: Box<dyn Child + Send + Sync>,
+    /// Kept open while the program runs; resizing it sends SIGWINCH.
+    master: Box<dyn MasterPty + Send>,
     /// Everything the program wrote, for failure messages.
     raw: Arc<Mutex<Vec<u8>>>,
 }
@@ -68,10 +70,7 @@ impl PtySession {
             let parser = Arc::clone(&parser);
             let writer = Arc::clone(&writer);
             let raw = Arc::clone(&raw);
-            // The master must stay open while the child runs.
-            let master = pair.master;
             std::thread::spawn(move || {
-                let _master = master;
                 let mut buf = [0u8; 8192];
                 let mut pending: Vec<u8> = Vec::new();
                 loop {
@@ -109,6 +108,7 @@ impl PtySession {
             parser,
             writer,
             child,
+            master: pair.master,
             raw,
         }
     }
@@ -140,6 +140,19 @@ impl PtySession {
         }
         parser.set_scrollback(0);
         lines.join("\n")
+    }
+
+    /// Resizes the terminal, as a person dragging the window would.
+    pub fn resize(&self, rows: u16, cols: u16) {
+        self.parser.lock().unwrap().set_size(rows, cols);
+        self.master
+            .resize(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("resize the pty");
     }
 
     pub fn send(&self, bytes: &[u8]) {

@@ -169,3 +169,40 @@ fn esc_interrupts_a_slow_stream_and_the_next_prompt_still_works() {
     tui.send(b"\x04");
     assert!(tui.wait_exit());
 }
+
+#[test]
+fn after_a_resize_the_answer_is_laid_out_for_the_new_width() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let table = "| column one | column two |\n|---|---|\n| a rather long first cell that must wrap | second cell with several words |\n";
+    let server = runtime.block_on(MockModelServer::start(vec![sse_turn(vec![
+        ev_assistant_message("m1", table),
+    ])]));
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let work = tempfile::tempdir().unwrap();
+    let mut tui = PtySession::spawn(&home, work.path(), &[], 40, 120);
+    tui.wait_text("Ask Osprey to do anything");
+    tui.resize(24, 50);
+    // The composer wraps at the new width: a 60-character draft takes two rows.
+    let draft = "x".repeat(60);
+    tui.send(draft.as_bytes());
+    tui.wait_for("the draft wrapped at 50 columns", |s| {
+        s.lines().any(|l| l == format!("› {}", "x".repeat(48)))
+            && s.lines().any(|l| l == format!("  {}", "x".repeat(12)))
+    });
+    for _ in 0..60 {
+        tui.send(b"\x7f");
+    }
+    tui.send(b"show the table\r");
+    let screen = tui.wait_text("second cell");
+    let border = screen
+        .lines()
+        .find(|l| l.contains('┌'))
+        .unwrap_or_else(|| panic!("no table:\n{screen}"));
+    assert!(
+        border.chars().count() <= 50,
+        "the table is drawn for 50 columns, not 120: {border}\n{screen}"
+    );
+    assert!(screen.contains("│ column one"), "{screen}");
+    tui.send(b"\x04");
+    assert!(tui.wait_exit());
+}
