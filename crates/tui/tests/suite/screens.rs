@@ -1,8 +1,8 @@
 //! End to end: the real binary in a pseudo-terminal against the scripted mock model.
 
 use osprey_test_support::{
-    MockModelServer, TempHome, WireApi, ev_assistant_message, ev_function_call,
-    ev_output_text_delta, sse_turn,
+    MockModelServer, TempHome, WireApi, ev_assistant_message, ev_custom_tool_call,
+    ev_function_call, ev_output_text_delta, sse_turn,
 };
 use serde_json::json;
 
@@ -203,6 +203,112 @@ fn after_a_resize_the_answer_is_laid_out_for_the_new_width() {
         "the table is drawn for 50 columns, not 120: {border}\n{screen}"
     );
     assert!(screen.contains("│ column one"), "{screen}");
+    tui.send(b"\x04");
+    assert!(tui.wait_exit());
+}
+
+fn exec(call_id: &str, cmd: &str) -> osprey_test_support::SseEvent {
+    ev_function_call(call_id, "exec_command", &json!({"cmd": cmd}).to_string())
+}
+
+/// `osprey -a untrusted -s workspace-write` in a fresh folder, with the composer ready.
+fn untrusted_session(server: &MockModelServer) -> (TempHome, tempfile::TempDir, PtySession) {
+    let home = TempHome::for_server(server, WireApi::Responses);
+    let work = tempfile::tempdir().unwrap();
+    let tui = PtySession::spawn(
+        &home,
+        work.path(),
+        &["-a", "untrusted", "-s", "workspace-write"],
+        40,
+        100,
+    );
+    tui.wait_text("Ask Osprey to do anything");
+    (home, work, tui)
+}
+
+#[test]
+fn a_command_approved_for_the_session_runs_again_without_asking() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockModelServer::start(vec![
+        sse_turn(vec![exec("c1", "touch again.txt")]),
+        sse_turn(vec![exec("c2", "touch again.txt")]),
+        sse_turn(vec![ev_assistant_message("m1", "Touched it twice.")]),
+    ]));
+    let (_home, work, mut tui) = untrusted_session(&server);
+    tui.send(b"touch it twice\r");
+    let screen = tui.wait_text("Would you like to run the following command?");
+    assert!(screen.contains("in this session (s)"), "{screen}");
+    tui.send(b"s");
+    // A second request would wait for a key that never comes, and the answer never shows.
+    let screen = tui.wait_text("Touched it twice.");
+    assert!(
+        screen.contains("for this session"),
+        "the decision is in the transcript:\n{screen}"
+    );
+    assert_eq!(screen.matches("• Ran ").count(), 2, "{screen}");
+    assert!(work.path().join("again.txt").exists());
+    tui.send(b"\x04");
+    assert!(tui.wait_exit());
+}
+
+#[test]
+fn p_writes_a_prefix_rule() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockModelServer::start(vec![
+        sse_turn(vec![exec("c1", "touch ruled.txt")]),
+        sse_turn(vec![ev_assistant_message("m1", "Rule made.")]),
+    ]));
+    let (home, work, mut tui) = untrusted_session(&server);
+    tui.send(b"touch with a rule\r");
+    let screen = tui.wait_text("Would you like to run the following command?");
+    assert!(
+        screen.contains("commands that start with `touch ruled.txt` (p)"),
+        "the server's proposed prefix is offered:\n{screen}"
+    );
+    tui.send(b"p");
+    tui.wait_text("Rule made.");
+    let rules = std::fs::read_to_string(home.path().join("rules/default.rules"))
+        .unwrap_or_else(|e| panic!("no rules file after p: {e}"));
+    assert!(
+        rules.contains("prefix_rule(") && rules.contains("\"touch\""),
+        "{rules}"
+    );
+    assert!(work.path().join("ruled.txt").exists());
+    tui.send(b"\x04");
+    assert!(tui.wait_exit());
+}
+
+#[test]
+fn a_patch_approval_shows_the_diff_and_y_applies_it() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockModelServer::start(vec![
+        sse_turn(vec![ev_custom_tool_call(
+            "p1",
+            "apply_patch",
+            "*** Begin Patch\n*** Add File: notes.md\n+# Notes from the patch\n*** End Patch\n",
+        )]),
+        sse_turn(vec![ev_assistant_message("m1", "Wrote the notes.")]),
+    ]));
+    let (_home, work, mut tui) = untrusted_session(&server);
+    tui.send(b"write notes\r");
+    let screen = tui.wait_text("Would you like to make the following edits?");
+    assert!(screen.contains("notes.md"), "{screen}");
+    assert!(
+        screen.contains("+# Notes from the patch"),
+        "the diff is shown:\n{screen}"
+    );
+    assert!(
+        !work.path().join("notes.md").exists(),
+        "nothing written before the answer"
+    );
+    tui.send(b"y");
+    let screen = tui.wait_text("Wrote the notes.");
+    assert!(screen.contains("You approved these edits"), "{screen}");
+    assert!(screen.contains("Added"), "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("notes.md")).unwrap(),
+        "# Notes from the patch\n"
+    );
     tui.send(b"\x04");
     assert!(tui.wait_exit());
 }
