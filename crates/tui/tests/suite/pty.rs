@@ -183,6 +183,16 @@ impl PtySession {
         self.wait_for(text, |screen| screen.contains(text))
     }
 
+    /// How many bytes the program has written so far.
+    pub fn raw_len(&self) -> usize {
+        self.raw.lock().unwrap().len()
+    }
+
+    /// Everything the program wrote, escapes included.
+    pub fn raw(&self) -> String {
+        String::from_utf8_lossy(&self.raw.lock().unwrap()).into_owned()
+    }
+
     fn raw_tail(&self) -> String {
         let raw = self.raw.lock().unwrap();
         let start = raw.len().saturating_sub(3000);

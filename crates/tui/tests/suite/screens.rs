@@ -32,6 +32,18 @@ fn a_prompt_gets_a_streamed_markdown_answer_and_exit_prints_the_resume_line() {
     assert!(!screen.contains("|---|"), "{screen}");
     tui.wait_text("Worked for");
     tui.wait_text("mock-model");
+    // NO_COLOR is set (TempHome's environment): bold and dim only, no colour sequences.
+    let raw = tui.raw();
+    assert!(
+        !raw.contains("\x1b[38;5;") && !raw.contains("\x1b[31m") && !raw.contains("\x1b[32m"),
+        "colour despite NO_COLOR: {}",
+        raw.escape_debug()
+    );
+    // An idle screen is not redrawn: nothing is written while nothing happens. (Measuring
+    // an absence needs a wait; two seconds would show the once-a-second working timer.)
+    let before = tui.raw_len();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    assert_eq!(tui.raw_len(), before, "the idle screen was redrawn");
 
     // Ctrl+C twice while idle quits and tells how to continue.
     tui.send(b"\x03");
