@@ -1,4 +1,8 @@
 //! The command line of the interactive UI: `osprey [OPTIONS] [PROMPT]`.
+//!
+//! The arguments have ids of their own (`tui_*`): they are flattened into the top-level
+//! command, and `osprey exec`'s global arguments of the same names (`--sandbox`, `--model`…)
+//! would otherwise share an id with a different type and make clap fail at run time.
 
 use clap::{Args, ValueEnum};
 use osprey_app_server_protocol::{AskForApproval, SandboxMode, ThreadOverrides};
@@ -6,19 +10,24 @@ use osprey_app_server_protocol::{AskForApproval, SandboxMode, ThreadOverrides};
 #[derive(Debug, Clone, Default, Args)]
 pub struct TuiCli {
     /// A first message to send as soon as the session is ready.
-    #[arg(value_name = "PROMPT")]
+    #[arg(id = "tui_prompt", value_name = "PROMPT")]
     pub prompt: Option<String>,
     /// Model to use (overrides `model` in config.toml).
-    #[arg(short = 'm', long)]
+    #[arg(id = "tui_model", short = 'm', long = "model")]
     pub model: Option<String>,
     /// When to ask before running a command or editing a file.
-    #[arg(short = 'a', long = "ask-for-approval", value_enum)]
+    #[arg(
+        id = "tui_approval",
+        short = 'a',
+        long = "ask-for-approval",
+        value_enum
+    )]
     pub approval: Option<ApprovalArg>,
     /// Sandbox for model-run commands.
-    #[arg(short = 's', long = "sandbox", value_enum)]
+    #[arg(id = "tui_sandbox", short = 's', long = "sandbox", value_enum)]
     pub sandbox: Option<SandboxArg>,
     /// Work in this directory instead of the current one.
-    #[arg(short = 'C', long = "cd", value_name = "DIR")]
+    #[arg(id = "tui_cd", short = 'C', long = "cd", value_name = "DIR")]
     pub cd: Option<std::path::PathBuf>,
 }
 
