@@ -23,13 +23,24 @@ pub fn wire_item(
     user_content: Option<&[wire::UserInput]>,
 ) -> Option<wire::ThreadItem> {
     let details = match item {
-        core::ThreadItem::UserMessage { id, text } => wire::ThreadItemDetails::UserMessage {
-            id: id.clone(),
-            client_id: None,
-            content: user_content
-                .map(<[wire::UserInput]>::to_vec)
-                .unwrap_or_else(|| vec![text_input(text)]),
-        },
+        core::ThreadItem::UserMessage { id, text, images } => {
+            wire::ThreadItemDetails::UserMessage {
+                id: id.clone(),
+                client_id: None,
+                content: user_content
+                    .map(<[wire::UserInput]>::to_vec)
+                    .unwrap_or_else(|| {
+                        images
+                            .iter()
+                            .map(|path| wire::UserInput::LocalImage {
+                                path: path_text(path),
+                                detail: None,
+                            })
+                            .chain(std::iter::once(text_input(text)))
+                            .collect()
+                    }),
+            }
+        }
         core::ThreadItem::AgentMessage { id, text } => wire::ThreadItemDetails::AgentMessage {
             id: id.clone(),
             text: text.clone(),

@@ -39,13 +39,18 @@ impl PlatformSandbox {
     }
 }
 
-/// The sandbox crate's form of what the configuration says.
-fn settings_from(config: &SandboxConfig) -> SandboxSettings {
-    let linux_backend = match config.linux_backend {
+/// The Linux backend `[sandbox] linux_backend` chooses.
+pub(crate) fn linux_backend(config: &SandboxConfig) -> LinuxBackend {
+    match config.linux_backend {
         LinuxBackendSetting::Auto => LinuxBackend::Auto,
         LinuxBackendSetting::Landlock => LinuxBackend::Landlock,
         LinuxBackendSetting::Bubblewrap => LinuxBackend::Bubblewrap,
-    };
+    }
+}
+
+/// The sandbox crate's form of what the configuration says.
+fn settings_from(config: &SandboxConfig) -> SandboxSettings {
+    let linux_backend = linux_backend(config);
     let permissions = config
         .permissions
         .as_ref()
@@ -103,6 +108,7 @@ impl Sandbox for PlatformSandbox {
     fn denial(
         &self,
         policy: &SandboxPolicy,
+        cwd: &Path,
         exit_code: Option<i32>,
         output: &str,
     ) -> Option<String> {
@@ -120,7 +126,7 @@ impl Sandbox for PlatformSandbox {
         let ctx = DenialContext {
             policy,
             filesystem: confinement.as_ref().map(|c| &c.filesystem),
-            cwd: Some(&self.cwd),
+            cwd: Some(cwd),
         };
         osprey_sandboxing::detect_denial_in(&ctx, exit_code, output)
     }
@@ -210,15 +216,32 @@ enabled = true
         };
         // Inside the working directory: the sandbox allows it, so it is not the sandbox.
         let inside = format!("bash: {}/data: Permission denied", cwd.display());
-        assert_eq!(sandbox.denial(&policy, Some(1), &inside), None);
+        assert_eq!(sandbox.denial(&policy, &cwd, Some(1), &inside), None);
         assert_eq!(
-            sandbox.denial(&policy, Some(1), "bash: data: Permission denied"),
+            sandbox.denial(&policy, &cwd, Some(1), "bash: data: Permission denied"),
             None
         );
-        assert_eq!(sandbox.denial(&policy, Some(1), "Permission denied"), None);
+        assert_eq!(
+            sandbox.denial(&policy, &cwd, Some(1), "Permission denied"),
+            None
+        );
         // Next to it, outside: the sandbox's doing.
         let outside = cwd.parent().unwrap().join("home/notes");
         let line = format!("bash: {}: Read-only file system", outside.display());
-        assert!(sandbox.denial(&policy, Some(1), &line).is_some());
+        assert!(sandbox.denial(&policy, &cwd, Some(1), &line).is_some());
+        // Relative paths start at the command's own directory, not the thread's.
+        let elsewhere = std::path::Path::new("/usr");
+        assert!(
+            sandbox
+                .denial(&policy, elsewhere, Some(1), "bash: data: Permission denied")
+                .is_some(),
+            "`data` in /usr is outside the writable roots"
+        );
+        let sub = cwd.join("sub");
+        assert_eq!(
+            sandbox.denial(&policy, &sub, Some(1), "bash: data: Permission denied"),
+            None,
+            "`data` in a subdirectory of the workspace is writable: not the sandbox"
+        );
     }
 }

@@ -401,7 +401,11 @@ impl ThreadManager {
         ) {
             Vec::new()
         } else {
-            osprey_sandboxing::platform_problems()
+            // The problems of the backend this thread will really use (a machine without
+            // bubblewrap is only a problem when the configuration asks for it).
+            osprey_sandboxing::platform_problems_for(crate::sandbox::linux_backend(
+                &session.config.sandbox,
+            ))
         };
         let rule_warnings = rule_errors.into_iter().map(|error| {
             format!(

@@ -172,13 +172,13 @@ impl HumanEventWriter {
     ) -> std::io::Result<()> {
         let s = self.style;
         match item {
-            ThreadItem::UserMessage { text, .. } => {
+            ThreadItem::UserMessage { text, images, .. } => {
                 writeln!(err, "{}", s.cyan(&s.bold("user")))?;
-                let (images, prompt) = split_image_labels(text);
-                for (label, path) in images {
-                    writeln!(err, "{} {path}", s.dim(label))?;
+                for (n, path) in images.iter().enumerate() {
+                    let label = format!("[Image #{}]", n + 1);
+                    writeln!(err, "{} {}", s.dim(&label), path.display())?;
                 }
-                writeln!(err, "{prompt}")?;
+                writeln!(err, "{text}")?;
             }
             ThreadItem::AgentMessage { text, .. } => {
                 writeln!(err, "{}", s.magenta(&s.bold("osprey")))?;
@@ -268,26 +268,6 @@ impl HumanEventWriter {
     }
 }
 
-/// Splits the image labels the core puts before the prompt (`<image name=[Image #1]
-/// path="…">` … `</image>`, whose text parts the user message's text joins) from the text the
-/// user typed: `([("[Image #1]", "/path")], "prompt")`.
-fn split_image_labels(text: &str) -> (Vec<(&str, &str)>, &str) {
-    let mut labels = Vec::new();
-    let mut rest = text;
-    while let Some(tag) = rest.strip_prefix("<image name=") {
-        let Some((inside, after)) = tag.split_once("></image>") else {
-            break;
-        };
-        let (label, path) = match inside.split_once(" path=\"") {
-            Some((label, path)) => (label, path.strip_suffix('"').unwrap_or(path)),
-            None => (inside, ""),
-        };
-        labels.push((label, path));
-        rest = after;
-    }
-    (labels, rest)
-}
-
 fn write_plan(
     err: &mut dyn Write,
     s: Style,
@@ -305,26 +285,4 @@ fn write_plan(
         writeln!(err, "  {mark} {}", entry.text)?;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use pretty_assertions::assert_eq;
-
-    #[test]
-    fn image_labels_are_split_from_the_prompt() {
-        let text = "<image name=[Image #1] path=\"/w/a.png\"></image><image name=[Image #2] path=\"/w/b c.png\"></image>describe them";
-        assert_eq!(
-            split_image_labels(text),
-            (
-                vec![("[Image #1]", "/w/a.png"), ("[Image #2]", "/w/b c.png")],
-                "describe them"
-            )
-        );
-        assert_eq!(
-            split_image_labels("plain <image name=x>"),
-            (vec![], "plain <image name=x>")
-        );
-    }
 }

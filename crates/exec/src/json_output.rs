@@ -383,6 +383,7 @@ mod tests {
                 item: ThreadItem::UserMessage {
                     id: "user_1".into(),
                     text: "fix the parser".into(),
+                    images: Vec::new(),
                 },
             }),
             event(EventMsg::ItemStarted {

@@ -110,7 +110,11 @@ pub enum AbortReason {
 pub enum ThreadItem {
     UserMessage {
         id: String,
+        /// What the user typed.
         text: String,
+        /// The local images attached, in order (the model sees them as `[Image #1]`, …).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<PathBuf>,
     },
     AgentMessage {
         id: String,

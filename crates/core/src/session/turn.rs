@@ -336,10 +336,28 @@ fn user_request_text(input: &[UserInput]) -> String {
 fn record_user_input(session: &Session, turn: &TurnContext, input: &[UserInput]) {
     let events = session.events();
     let user_item = user_input_item(input, turn.config.tools.view_image_max_dimension);
-    if let Some(text) = user_item.message_text() {
+    // The item shows what the user typed; the image labels the model gets beside the images
+    // (`<image name=[Image #1]>`) are not part of it.
+    let typed: Vec<&str> = input
+        .iter()
+        .filter_map(|part| match part {
+            UserInput::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    if !input.is_empty() {
+        let text = typed.join("\n");
+        let images = input
+            .iter()
+            .filter_map(|part| match part {
+                UserInput::LocalImage { path } => Some(path.clone()),
+                _ => None,
+            })
+            .collect();
         let item = ThreadItem::UserMessage {
             id: events.next_item_id("user"),
             text,
+            images,
         };
         events.emit(
             Some(&turn.turn_id),

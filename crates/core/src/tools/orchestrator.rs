@@ -70,10 +70,12 @@ pub trait Sandbox: Send + Sync {
         policy: &SandboxPolicy,
         cwd: &Path,
     ) -> Result<ExecRequest, String>;
-    /// A plain-words note when a failed attempt looks like the sandbox's doing.
+    /// A plain-words note when a failed attempt looks like the sandbox's doing; `cwd` is
+    /// the command's working directory (relative paths in its messages start there).
     fn denial(
         &self,
         policy: &SandboxPolicy,
+        cwd: &Path,
         exit_code: Option<i32>,
         output: &str,
     ) -> Option<String>;
@@ -113,7 +115,7 @@ impl Sandbox for NoSandbox {
     ) -> Result<ExecRequest, String> {
         Ok(request)
     }
-    fn denial(&self, _: &SandboxPolicy, _: Option<i32>, _: &str) -> Option<String> {
+    fn denial(&self, _: &SandboxPolicy, _: &Path, _: Option<i32>, _: &str) -> Option<String> {
         None
     }
 }
@@ -259,7 +261,9 @@ impl Orchestrator {
                 sandbox_denial: None,
             });
         }
-        let denial = self.sandbox.denial(policy, first.exit_code, &first.output);
+        let denial = self
+            .sandbox
+            .denial(policy, &plan.cwd, first.exit_code, &first.output);
         let Some(denial) = denial else {
             return Ok(Orchestrated {
                 value: first.value,

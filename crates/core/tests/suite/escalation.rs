@@ -105,34 +105,6 @@ async fn on_failure_asks_to_rerun_without_the_sandbox() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sandboxed_patch_runs_the_virtual_apply_patch_inside_the_sandbox() {
-    let server = MockModelServer::start(vec![
-        sse_turn(vec![ev_custom_tool_call(
-            "p1",
-            "apply_patch",
-            "*** Begin Patch\n*** Add File: inside.txt\n+ok\n*** End Patch",
-        )]),
-        sse_turn(vec![ev_assistant_message("m", "done")]),
-    ])
-    .await;
-    let home = home_for(&server, "never");
-    let repo = temp_git_repo();
-    let thread = manager(&home)
-        .with_osprey_exe(osprey_exe())
-        .start_thread(config(&home, repo.path()))
-        .await
-        .unwrap();
-    run_turn(&thread, "add", vec![]).await;
-    assert_eq!(
-        std::fs::read_to_string(repo.path().join("inside.txt")).unwrap(),
-        "ok\n"
-    );
-    let output = server.requests()[1].output_for("p1").unwrap();
-    assert!(output.contains("A inside.txt"), "{output}");
-    server.verify();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sandboxed_patch_may_write_an_extra_writable_root() {
     let extra = tempfile::tempdir().unwrap();
     let target = extra.path().join("notes.txt");

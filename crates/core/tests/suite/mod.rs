@@ -9,4 +9,5 @@ mod requirements;
 mod sandboxed_patch;
 mod steer;
 mod turn_ids;
+mod user_message_item;
 mod user_shell;
