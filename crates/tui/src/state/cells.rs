@@ -73,10 +73,13 @@ impl Cell {
                     .join("\n");
                 Some(Cell::User { text })
             }
-            ThreadItemDetails::AgentMessage { text, .. } => Some(Cell::Agent {
-                text: text.clone(),
-                streaming: live,
-            }),
+            // A finished message with no text (the model said nothing) leaves no cell.
+            ThreadItemDetails::AgentMessage { text, .. } => {
+                (live || !text.trim().is_empty()).then(|| Cell::Agent {
+                    text: text.clone(),
+                    streaming: live,
+                })
+            }
             ThreadItemDetails::Reasoning { summary, .. } => {
                 let text = summary.join("\n\n");
                 (!text.trim().is_empty() || live).then_some(Cell::Reasoning { text })

@@ -96,6 +96,8 @@ pub struct AppState {
     pub queued: Vec<String>,
     /// A prompt submitted before the thread was ready.
     pending_prompt: Option<String>,
+    /// `thread/start` failed: there is nothing to send to.
+    start_failed: bool,
     /// Ctrl+C was pressed once while idle; the next press quits.
     pub quit_armed: bool,
     pub should_quit: bool,
@@ -141,6 +143,10 @@ impl AppState {
                 }
             }
             AppEvent::RequestFailed { message } => {
+                if self.thread_id.is_none() {
+                    self.start_failed = true;
+                    self.pending_prompt = None;
+                }
                 // A turn the server never started is not running.
                 if self.turn.as_ref().is_some_and(|t| t.id.is_none()) {
                     self.turn = None;
@@ -352,7 +358,13 @@ impl AppState {
 
     fn submit(&mut self, text: String, now: Instant) -> Vec<Action> {
         let Some(thread_id) = self.thread_id.clone() else {
-            self.pending_prompt = Some(text);
+            if self.start_failed {
+                self.history.push(Cell::Error {
+                    message: "not sent: the session did not start (the error is above); fix it, then quit with Ctrl+C twice and run osprey again".to_owned(),
+                });
+            } else {
+                self.pending_prompt = Some(text);
+            }
             return Vec::new();
         };
         if text.trim().is_empty() {

@@ -445,3 +445,32 @@ fn a_failed_turn_start_stops_the_working_state() {
     assert!(state.turn.is_none());
     assert!(matches!(state.history.last(), Some(Cell::Error { .. })));
 }
+
+#[test]
+fn a_prompt_after_a_failed_start_says_it_was_not_sent() {
+    let now = Instant::now();
+    let mut state = AppState::new();
+    state.apply(
+        AppEvent::RequestFailed {
+            message: "could not start a session: no API key".into(),
+        },
+        now,
+    );
+    assert_eq!(state.submit_text("hello".into(), now), vec![]);
+    assert!(
+        matches!(state.history.last(), Some(Cell::Error { message }) if message.starts_with("not sent")),
+        "{:?}",
+        state.history
+    );
+    assert!(state.turn.is_none());
+}
+
+#[test]
+fn an_empty_finished_answer_leaves_no_cell() {
+    let now = Instant::now();
+    let mut state = ready();
+    state.apply(started(agent_item("m1", "")), now);
+    state.apply(completed(agent_item("m1", "  ")), now);
+    assert!(state.active.is_empty());
+    assert_eq!(state.history, vec![]);
+}
