@@ -13,18 +13,25 @@ pub struct TuiCli {
     #[arg(id = "tui_prompt", value_name = "PROMPT")]
     pub prompt: Option<String>,
     /// Model to use (overrides `model` in config.toml).
-    #[arg(id = "tui_model", short = 'm', long = "model")]
+    #[arg(id = "tui_model", short = 'm', long = "model", value_name = "MODEL")]
     pub model: Option<String>,
     /// When to ask before running a command or editing a file.
     #[arg(
         id = "tui_approval",
         short = 'a',
         long = "ask-for-approval",
-        value_enum
+        value_enum,
+        value_name = "POLICY"
     )]
     pub approval: Option<ApprovalArg>,
     /// Sandbox for model-run commands.
-    #[arg(id = "tui_sandbox", short = 's', long = "sandbox", value_enum)]
+    #[arg(
+        id = "tui_sandbox",
+        short = 's',
+        long = "sandbox",
+        value_enum,
+        value_name = "MODE"
+    )]
     pub sandbox: Option<SandboxArg>,
     /// Work in this directory instead of the current one.
     #[arg(id = "tui_cd", short = 'C', long = "cd", value_name = "DIR")]
