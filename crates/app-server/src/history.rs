@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use osprey_app_server_protocol as wire;
 use osprey_protocol::{EventMsg, ThreadId};
-use osprey_rollout::{RolloutContents, RolloutItem, SessionMeta, SessionSummary};
+use osprey_rollout::{GitInfo, RolloutContents, RolloutItem, SessionMeta, SessionSummary};
 use serde_json::Value;
 
 use crate::items::{ItemTimes, turn_error, wire_item};
@@ -22,6 +22,16 @@ pub fn timestamp_secs(timestamp: &str) -> i64 {
     chrono::DateTime::parse_from_rfc3339(timestamp)
         .map(|t| t.timestamp())
         .unwrap_or_default()
+}
+
+/// A session file's git facts as Codex's wire `GitInfo`: `{sha, branch, originUrl}`, each
+/// null when unknown (the rollout names them `commit_hash`, `branch`, `repository_url`).
+pub fn git_info_value(git: &GitInfo) -> Value {
+    serde_json::json!({
+        "sha": git.commit_hash,
+        "branch": git.branch,
+        "originUrl": git.repository_url,
+    })
 }
 
 pub fn source_value(meta: &SessionMeta) -> Value {
@@ -46,7 +56,7 @@ pub fn info_from(contents: &RolloutContents, ephemeral: bool) -> ThreadInfo {
         cli_version: meta.cli_version.clone(),
         originator: Some(meta.originator.clone()),
         source: source_value(meta),
-        git_info: meta.git.as_ref().and_then(|g| serde_json::to_value(g).ok()),
+        git_info: meta.git.as_ref().map(git_info_value),
     }
 }
 

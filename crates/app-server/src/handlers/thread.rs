@@ -74,7 +74,7 @@ fn info_for(
         git_info: contents
             .as_ref()
             .and_then(|c| c.meta.git.as_ref())
-            .and_then(|g| serde_json::to_value(g).ok()),
+            .map(history::git_info_value),
     }
 }
 
