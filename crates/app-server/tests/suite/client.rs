@@ -2,6 +2,7 @@
 //! requests, and waits for the responses, notifications and server requests a test expects.
 //! Everything the server sent is kept in order (`log`), so tests can check sequences.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
@@ -51,23 +52,43 @@ impl Client {
             "server-{}.err",
             std::process::id() as u64 * 1000 + rand_suffix()
         ));
+        let mut all_args = vec!["app-server"];
+        all_args.extend_from_slice(args);
+        let mut env: Vec<(&str, OsString)> = vec![
+            ("HOME", home.path().as_os_str().to_owned()),
+            ("SHELL", OsString::from("/bin/bash")),
+        ];
+        env.extend(home.env());
+        Self::spawn_program(&osprey_bin(), &all_args, &env, cwd, stderr_path)
+    }
+
+    /// Spawns any app server (`program args…`, e.g. the reference `codex app-server`) in
+    /// `cwd` with a cleared environment: `PATH` and `env` only. Its stderr goes to
+    /// `stderr_path`.
+    pub fn spawn_program(
+        program: &Path,
+        args: &[&str],
+        env: &[(&str, OsString)],
+        cwd: &Path,
+        stderr_path: PathBuf,
+    ) -> Self {
         let stderr = std::fs::File::create(&stderr_path).expect("stderr file");
-        #[expect(clippy::disallowed_methods, reason = "the test runs the osprey binary")]
-        let mut child = tokio::process::Command::new(osprey_bin())
-            .arg("app-server")
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "the test runs an app-server binary"
+        )]
+        let mut child = tokio::process::Command::new(program)
             .args(args)
             .current_dir(cwd)
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", home.path())
-            .env("SHELL", "/bin/bash")
-            .envs(home.env())
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(stderr)
             .kill_on_drop(true)
             .spawn()
-            .expect("osprey app-server starts");
+            .unwrap_or_else(|e| panic!("{} does not start: {e}", program.display()));
         let stdout = child.stdout.take().expect("stdout");
         let stdin = child.stdin.take();
         let (tx, incoming) = mpsc::unbounded_channel();

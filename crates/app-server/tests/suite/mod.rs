@@ -1,5 +1,6 @@
 mod approvals;
 mod client;
+mod differential;
 mod handshake;
 mod python_client;
 mod schema;
