@@ -5,7 +5,7 @@
 //! `--osprey-run-as-apply-patch` (the patch virtual command, also used inside the sandbox).
 //! The sandbox helper (`osprey-linux-sandbox`) is entered the same way.
 //! Without a subcommand (`osprey`, `osprey "prompt"`) the interactive terminal UI opens
-//! (`osprey-tui`). Otherwise dispatch is on clap subcommands: `exec`, `app-server`, `mcp`, `mcp-server`, `model`, `sessions`, `sandbox`,
+//! (`osprey-tui`). Otherwise dispatch is on clap subcommands: `exec`, `resume`, `app-server`, `mcp`, `mcp-server`, `model`, `sessions`, `sandbox`,
 //! `execpolicy check`, `completion`. Each subcommand's clap structs live in [`commands`] (or,
 //! for `exec`, in the `osprey-exec` front end); the library crates behind them take plain
 //! values.
@@ -15,6 +15,7 @@ mod entry;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use std::ffi::OsString;
+use std::io::Write;
 use std::process::ExitCode;
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -48,6 +49,8 @@ enum Command {
     AppServer(commands::app_server::AppServerCli),
     /// The embedded local model: `fetch` it, or `serve` it as an OpenAI-compatible server.
     Model(commands::model::ModelCli),
+    /// Continue a recorded session in the interactive UI.
+    Resume(commands::tui::ResumeArgs),
     /// Recorded sessions.
     Sessions {
         #[command(subcommand)]
@@ -93,6 +96,20 @@ fn main() -> ExitCode {
 
 fn run_command(command: Command) -> i32 {
     match command {
+        Command::Resume(args) => match args.target() {
+            Ok(target) => entry::block_on(commands::tui::run(
+                osprey_tui::TuiCli {
+                    resume: Some(target),
+                    ..osprey_tui::TuiCli::default()
+                },
+                VERSION,
+                vec![osprey_local_model::LocalModelProvider::shared()],
+            )),
+            Err(message) => {
+                let _ = writeln!(std::io::stderr(), "Error: {message}");
+                2
+            }
+        },
         Command::Exec(exec) => entry::block_on(osprey_exec::run_main(*exec, VERSION)),
         Command::Execpolicy {
             command: ExecpolicyCommand::Check { args },

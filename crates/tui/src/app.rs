@@ -11,15 +11,16 @@ use crossterm::event::{Event, EventStream};
 use futures::StreamExt;
 use osprey_app_server::ServerOptions;
 use osprey_app_server_protocol::{
-    ClientRequest, CommandExecutionRequestApprovalResponse, FileChangeRequestApprovalResponse,
-    ServerResponse, ThreadShellCommandParams, ThreadStartParams, ThreadStartResponse,
+    ClientRequest, CommandExecutionRequestApprovalResponse, CwdFilter,
+    FileChangeRequestApprovalResponse, ServerResponse, ThreadListParams, ThreadListResponse,
+    ThreadResumeParams, ThreadShellCommandParams, ThreadStartParams, ThreadStartResponse,
     TurnInterruptParams, TurnStartParams, UserInput,
 };
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::app_client::{AppClient, ServerEvent};
-use crate::cli::TuiCli;
+use crate::cli::{ResumeTarget, TuiCli};
 use crate::render::{cells::cell_lines, live_lines};
 use crate::state::{Action, Answer, AppEvent, AppState};
 use crate::terminal::{self, Tui};
@@ -99,12 +100,7 @@ async fn event_loop(
     let mut state = AppState::new();
     let mut tui = Tui::new(3)?;
     let (app_tx, mut app_rx) = mpsc::unbounded_channel::<AppEvent>();
-    spawn_start(
-        client.clone(),
-        app_tx.clone(),
-        cli.overrides(cwd),
-        version.to_owned(),
-    );
+    spawn_start(client.clone(), app_tx.clone(), cli, cwd, version.to_owned());
     if let Some(prompt) = cli.prompt.clone() {
         let actions = state.submit_text(prompt, Instant::now());
         perform(client, &app_tx, actions);
@@ -184,24 +180,64 @@ fn frame(tui: &mut Tui, state: &mut AppState) -> std::io::Result<()> {
 fn spawn_start(
     client: AppClient,
     tx: mpsc::UnboundedSender<AppEvent>,
-    overrides: osprey_app_server_protocol::ThreadOverrides,
+    cli: &TuiCli,
+    cwd: &std::path::Path,
     version: String,
 ) {
+    let overrides = cli.overrides(cwd);
+    let resume = cli.resume.clone();
+    let cwd = cwd.display().to_string();
     tokio::spawn(async move {
         let started = async {
-            client.initialize(&version).await?;
             client
-                .request::<ThreadStartResponse>(ClientRequest::ThreadStart(ThreadStartParams {
+                .initialize(&version)
+                .await
+                .map_err(|e| e.to_string())?;
+            let Some(target) = resume else {
+                return client
+                    .request::<ThreadStartResponse>(ClientRequest::ThreadStart(ThreadStartParams {
+                        overrides,
+                        ..ThreadStartParams::default()
+                    }))
+                    .await
+                    .map_err(|e| e.to_string());
+            };
+            let thread_id = match target {
+                ResumeTarget::Id(id) => id,
+                ResumeTarget::Last => {
+                    let list: ThreadListResponse = client
+                        .request(ClientRequest::ThreadList(ThreadListParams {
+                            limit: Some(1),
+                            cwd: Some(CwdFilter::One(cwd.clone())),
+                            ..ThreadListParams::default()
+                        }))
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    match list.data.into_iter().next() {
+                        Some(thread) => thread.id,
+                        None => {
+                            return Err(format!(
+                                "no recorded session in {cwd}; `osprey sessions list` shows them all"
+                            ));
+                        }
+                    }
+                }
+            };
+            client
+                .request::<ThreadStartResponse>(ClientRequest::ThreadResume(ThreadResumeParams {
+                    thread_id,
                     overrides,
-                    ..ThreadStartParams::default()
+                    exclude_turns: None,
                 }))
                 .await
+                .map_err(|e| e.to_string())
         };
         let event = match started.await {
             Ok(r) => AppEvent::ThreadReady {
                 thread_id: r.thread.id,
                 model: r.model,
                 cwd: r.cwd,
+                turns: r.thread.turns,
             },
             Err(e) => AppEvent::RequestFailed {
                 message: format!("could not start a session: {e}; check config.toml and try again"),

@@ -36,6 +36,17 @@ pub struct TuiCli {
     /// Work in this directory instead of the current one.
     #[arg(id = "tui_cd", short = 'C', long = "cd", value_name = "DIR")]
     pub cd: Option<std::path::PathBuf>,
+    /// Set by `osprey resume`: continue a recorded thread instead of starting one.
+    #[arg(skip)]
+    pub resume: Option<ResumeTarget>,
+}
+
+/// Which recorded thread `osprey resume` continues.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResumeTarget {
+    Id(String),
+    /// The newest thread recorded in the working directory.
+    Last,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -59,10 +70,11 @@ pub enum SandboxArg {
 
 impl TuiCli {
     /// The `thread/start` overrides these flags ask for; `cwd` is the resolved directory.
+    /// A resumed thread keeps its own directory unless `-C` was given.
     pub fn overrides(&self, cwd: &std::path::Path) -> ThreadOverrides {
         ThreadOverrides {
             model: self.model.clone(),
-            cwd: Some(cwd.display().to_string()),
+            cwd: (self.resume.is_none() || self.cd.is_some()).then(|| cwd.display().to_string()),
             approval_policy: self.approval.map(|a| match a {
                 ApprovalArg::Untrusted => AskForApproval::UnlessTrusted,
                 ApprovalArg::OnFailure => AskForApproval::OnFailure,

@@ -27,4 +27,4 @@ pub mod state;
 pub mod terminal;
 
 pub use app::run_main;
-pub use cli::TuiCli;
+pub use cli::{ResumeTarget, TuiCli};

@@ -5,6 +5,34 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::sync::Arc;
 
+/// `osprey resume [SESSION_ID] [--last]`.
+#[derive(Debug, clap::Args)]
+pub struct ResumeArgs {
+    /// The session's id, as `osprey sessions list` and the exit line show it.
+    #[arg(id = "resume_session_id", value_name = "SESSION_ID")]
+    pub session_id: Option<String>,
+    /// The newest session recorded in the current directory.
+    #[arg(
+        id = "resume_last",
+        long = "last",
+        conflicts_with = "resume_session_id"
+    )]
+    pub last: bool,
+}
+
+impl ResumeArgs {
+    pub fn target(&self) -> Result<osprey_tui::ResumeTarget, String> {
+        match (&self.session_id, self.last) {
+            (Some(id), _) => Ok(osprey_tui::ResumeTarget::Id(id.clone())),
+            (None, true) => Ok(osprey_tui::ResumeTarget::Last),
+            (None, false) => Err(
+                "osprey resume needs a session id (see `osprey sessions list`) or --last"
+                    .to_owned(),
+            ),
+        }
+    }
+}
+
 pub async fn run(
     cli: osprey_tui::TuiCli,
     version: &str,

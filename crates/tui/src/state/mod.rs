@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use osprey_app_server_protocol::{
-    RequestId, ServerNotification, ServerRequest, ThreadItemDetails, TurnStatus,
+    RequestId, ServerNotification, ServerRequest, ThreadItemDetails, Turn, TurnStatus,
 };
 
 use crate::app_client::ServerEvent;
@@ -24,11 +24,12 @@ pub use composer::Composer;
 #[derive(Debug, Clone, PartialEq)]
 pub enum AppEvent {
     Server(ServerEvent),
-    /// `thread/start` succeeded.
+    /// `thread/start` (or `thread/resume`) succeeded; a resumed thread brings its turns.
     ThreadReady {
         thread_id: String,
         model: String,
         cwd: String,
+        turns: Vec<Turn>,
     },
     /// A request failed; `message` says which and why.
     RequestFailed {
@@ -133,7 +134,9 @@ impl AppState {
                 thread_id,
                 model,
                 cwd,
+                turns,
             } => {
+                self.replay(&turns);
                 self.thread_id = Some(thread_id);
                 self.status.model = model;
                 self.status.cwd = cwd;
@@ -172,6 +175,24 @@ impl AppState {
                 });
                 self.turn = None;
                 Vec::new()
+            }
+        }
+    }
+
+    /// A resumed thread's turns become cells exactly as they were shown live.
+    fn replay(&mut self, turns: &[Turn]) {
+        for turn in turns {
+            for item in &turn.items {
+                if let Some(cell) = Cell::from_item(&item.details, false) {
+                    self.history.push(cell);
+                }
+            }
+            if turn.status != TurnStatus::InProgress {
+                let seconds = turn.duration_ms.map_or(0, |ms| ms.max(0) as u64 / 1000);
+                self.history.push(Cell::TurnEnd {
+                    seconds,
+                    interrupted: turn.status == TurnStatus::Interrupted,
+                });
             }
         }
     }

@@ -45,6 +45,7 @@ fn ready() -> AppState {
             thread_id: "th1".into(),
             model: "mock-model".into(),
             cwd: "/work".into(),
+            turns: Vec::new(),
         },
         Instant::now(),
     );
@@ -119,6 +120,7 @@ fn a_prompt_given_before_the_thread_is_ready_is_sent_when_it_is() {
             thread_id: "th1".into(),
             model: "m".into(),
             cwd: "/w".into(),
+            turns: Vec::new(),
         },
         now,
     );
@@ -473,4 +475,44 @@ fn an_empty_finished_answer_leaves_no_cell() {
     state.apply(completed(agent_item("m1", "  ")), now);
     assert!(state.active.is_empty());
     assert_eq!(state.history, vec![]);
+}
+
+#[test]
+fn a_resumed_thread_replays_its_turns_as_cells() {
+    let turn: osprey_app_server_protocol::Turn = serde_json::from_value(json!({
+        "id": "turn-1", "rootTurnId": null, "itemsView": "full", "status": "interrupted",
+        "error": null, "startedAt": 1, "completedAt": 4, "durationMs": 3000,
+        "items": [
+            {"type": "userMessage", "id": "u1", "clientId": null,
+             "content": [{"type": "text", "text": "earlier question"}]},
+            agent_item("m1", "earlier **answer**"),
+        ]
+    }))
+    .unwrap();
+    let mut state = AppState::new();
+    state.apply(
+        AppEvent::ThreadReady {
+            thread_id: "th1".into(),
+            model: "m".into(),
+            cwd: "/w".into(),
+            turns: vec![turn],
+        },
+        Instant::now(),
+    );
+    assert_eq!(
+        state.history,
+        vec![
+            Cell::User {
+                text: "earlier question".into()
+            },
+            Cell::Agent {
+                text: "earlier **answer**".into(),
+                streaming: false
+            },
+            Cell::TurnEnd {
+                seconds: 3,
+                interrupted: true
+            },
+        ]
+    );
 }

@@ -324,3 +324,53 @@ fn a_patch_approval_shows_the_diff_and_y_applies_it() {
     tui.send(b"\x04");
     assert!(tui.wait_exit());
 }
+
+#[test]
+fn osprey_resume_replays_the_transcript_and_the_thread_goes_on() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockModelServer::start(vec![
+        sse_turn(vec![ev_assistant_message("m1", ANSWER)]),
+        sse_turn(vec![ev_assistant_message("m2", "The second answer.")]),
+    ]));
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let work = tempfile::tempdir().unwrap();
+    let mut first = PtySession::spawn(&home, work.path(), &["first question"], 40, 100);
+    first.wait_text("Done with bold words.");
+    first.wait_text("Worked for");
+    first.send(b"\x04");
+    assert!(first.wait_exit());
+    let screen = first.wait_text("osprey resume ");
+    let id = screen
+        .lines()
+        .find_map(|l| l.split("osprey resume ").nth(1))
+        .map(|id| id.trim().to_owned())
+        .unwrap_or_else(|| panic!("no id:\n{screen}"));
+    drop(first);
+
+    let mut second = PtySession::spawn(&home, work.path(), &["resume", &id], 40, 100);
+    let screen = second.wait_text("Done with bold words.");
+    assert!(screen.contains("› first question"), "{screen}");
+    assert!(
+        screen.contains("│ tui   │ the terminal UI │"),
+        "the replayed table is laid out as it was live:\n{screen}"
+    );
+    second.wait_text("Ask Osprey to do anything");
+    second.send(b"second question\r");
+    second.wait_text("The second answer.");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let input = serde_json::to_string(requests[1].input()).unwrap();
+    assert!(
+        input.contains("first question") && input.contains("Done with **bold** words."),
+        "the resumed thread sends its history: {input}"
+    );
+    second.send(b"\x04");
+    assert!(second.wait_exit());
+    second.wait_text(&format!("osprey resume {id}"));
+
+    // --last finds the same thread from its directory.
+    let mut third = PtySession::spawn(&home, work.path(), &["resume", "--last"], 40, 100);
+    third.wait_text("The second answer.");
+    third.send(b"\x04");
+    assert!(third.wait_exit());
+}
