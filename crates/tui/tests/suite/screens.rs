@@ -374,3 +374,22 @@ fn osprey_resume_replays_the_transcript_and_the_thread_goes_on() {
     third.send(b"\x04");
     assert!(third.wait_exit());
 }
+
+#[test]
+fn ctrl_c_stops_a_long_bang_command() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockModelServer::start(vec![]));
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let work = tempfile::tempdir().unwrap();
+    let mut tui = PtySession::spawn(&home, work.path(), &[], 40, 100);
+    tui.wait_text("Ask Osprey to do anything");
+    tui.send(b"!sleep 10000\r");
+    tui.wait_text("You are running sleep 10000");
+    tui.wait_text("esc to interrupt");
+    tui.send(b"\x03");
+    let screen = tui.wait_text("Worked for");
+    assert!(screen.contains("You ran sleep 10000"), "{screen}");
+    assert!(server.requests().is_empty());
+    tui.send(b"\x04");
+    assert!(tui.wait_exit());
+}
