@@ -273,13 +273,17 @@ fn perform(client: &AppClient, tx: &mpsc::UnboundedSender<AppEvent>, actions: Ve
                     .await
                     .map(drop)
                     .map_err(|e| format!("could not send the message: {e}")),
-                Action::ShellCommand { thread_id, command } => client
+                Action::ShellCommand {
+                    thread_id,
+                    command,
+                    share_with_model,
+                } => client
                     .request::<Value>(ClientRequest::ThreadShellCommand(
                         ThreadShellCommandParams {
                             thread_id,
                             command,
                             timeout_ms: None,
-                            share_with_model: Some(false),
+                            share_with_model: Some(share_with_model),
                         },
                     ))
                     .await

@@ -284,3 +284,36 @@ fn the_live_area_keeps_the_overlay_choices_on_a_short_screen() {
     );
     let _ = Instant::now();
 }
+
+#[test]
+fn a_resumed_transcript_is_drawn_as_it_was_live() {
+    let turn: osprey_app_server_protocol::Turn = serde_json::from_value(serde_json::json!({
+        "id": "turn-1", "rootTurnId": null, "itemsView": "full", "status": "completed",
+        "error": null, "startedAt": 1, "completedAt": 9, "durationMs": 8000,
+        "items": [
+            {"type": "userMessage", "id": "u1", "clientId": null,
+             "content": [{"type": "text", "text": "Explain the crate map"}]},
+            {"type": "commandExecution", "id": "c1", "pluginId": null, "scriptPath": null,
+             "command": "cat docs/architecture.md", "cwd": "/work", "processId": null,
+             "source": "agent", "status": "completed", "commandActions": [],
+             "aggregatedOutput": "# Architecture\n", "exitCode": 0, "durationMs": 12},
+            {"type": "agentMessage", "id": "m1", "text": ANSWER, "phase": null,
+             "moderation": null, "memoryCitation": null, "delivery": null, "questions": null},
+        ]
+    }))
+    .unwrap();
+    let mut state = crate::state::AppState::new();
+    state.apply(
+        crate::state::AppEvent::ThreadReady {
+            thread_id: "th1".into(),
+            model: "m".into(),
+            cwd: "/work".into(),
+            turns: vec![turn],
+        },
+        Instant::now(),
+    );
+    let cells = state.take_unflushed().to_vec();
+    both_sizes("resumed_transcript", |w| {
+        cells.iter().flat_map(|c| cells::cell_lines(c, w)).collect()
+    });
+}

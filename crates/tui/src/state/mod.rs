@@ -44,10 +44,11 @@ pub enum Action {
         thread_id: String,
         text: String,
     },
-    /// The person's `!cmd`, kept out of the model's history.
+    /// The person's `!cmd`, kept out of the model's history; `!!cmd` shares it.
     ShellCommand {
         thread_id: String,
         command: String,
+        share_with_model: bool,
     },
     Interrupt {
         thread_id: String,
@@ -392,6 +393,10 @@ impl AppState {
             return Vec::new();
         }
         if let Some(command) = text.trim_start().strip_prefix('!') {
+            let (share_with_model, command) = match command.strip_prefix('!') {
+                Some(rest) => (true, rest),
+                None => (false, command),
+            };
             let command = command.trim().to_owned();
             if command.is_empty() {
                 self.history.push(Cell::Notice {
@@ -407,7 +412,11 @@ impl AppState {
                 id: None,
                 started: now,
             });
-            return vec![Action::ShellCommand { thread_id, command }];
+            return vec![Action::ShellCommand {
+                thread_id,
+                command,
+                share_with_model,
+            }];
         }
         if self.turn.is_some() {
             self.queued.push(text);

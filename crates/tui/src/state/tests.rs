@@ -149,8 +149,20 @@ fn bang_runs_a_local_shell_command_and_a_bare_bang_explains() {
         state.on_key(key(KeyCode::Enter), now),
         vec![Action::ShellCommand {
             thread_id: "th1".into(),
-            command: "echo hi".into()
+            command: "echo hi".into(),
+            share_with_model: false,
         }]
+    );
+    state.turn = None;
+    type_text(&mut state, "!!echo shared", now);
+    assert_eq!(
+        state.on_key(key(KeyCode::Enter), now),
+        vec![Action::ShellCommand {
+            thread_id: "th1".into(),
+            command: "echo shared".into(),
+            share_with_model: true,
+        }],
+        "!! shares the command and its output with the model"
     );
 }
 

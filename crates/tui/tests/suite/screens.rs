@@ -393,3 +393,33 @@ fn ctrl_c_stops_a_long_bang_command() {
     tui.send(b"\x04");
     assert!(tui.wait_exit());
 }
+
+#[test]
+fn double_bang_shares_the_command_and_its_output_with_the_model() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockModelServer::start(vec![sse_turn(vec![
+        ev_assistant_message("m1", "I saw it."),
+    ])]));
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let work = tempfile::tempdir().unwrap();
+    let mut tui = PtySession::spawn(&home, work.path(), &[], 40, 100);
+    tui.wait_text("Ask Osprey to do anything");
+    tui.send(b"!!echo shared-hi\r");
+    tui.wait_text("You ran echo shared-hi");
+    tui.wait_text("Worked for");
+    tui.send(b"did you see it?\r");
+    tui.wait_text("I saw it.");
+    let requests = server.requests();
+    assert_eq!(
+        requests.len(),
+        1,
+        "the shared command made no model request itself"
+    );
+    let body = serde_json::to_string(requests[0].input()).unwrap();
+    assert!(
+        body.contains("echo shared-hi") && body.contains("shared-hi\\n"),
+        "the command and its output reach the model: {body}"
+    );
+    tui.send(b"\x04");
+    assert!(tui.wait_exit());
+}
