@@ -84,6 +84,8 @@ async fn run(options: RunOptions) -> Result<(), (i32, String)> {
         process_cwd,
         osprey_exe: std::env::current_exe().ok(),
         providers: options.providers,
+        originator: ServerOptions::APP_SERVER_ORIGINATOR.to_owned(),
+        source: osprey_rollout::SessionSource::VsCode,
     })
     .map_err(|e| (1, format!("cannot find Osprey's home: {e}")))?;
     match listen {

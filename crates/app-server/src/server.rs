@@ -28,6 +28,15 @@ pub struct ServerOptions {
     pub osprey_exe: Option<PathBuf>,
     /// Providers that are not HTTP endpoints (the embedded local model).
     pub providers: Vec<Arc<dyn ModelProviderFactory>>,
+    /// Who started the threads, as their session files and `Thread` objects say
+    /// (`osprey_app_server` / `vscode` for the app server, `osprey_tui` / `cli` for the TUI).
+    pub originator: String,
+    pub source: SessionSource,
+}
+
+impl ServerOptions {
+    /// The app server's own origin for its threads.
+    pub const APP_SERVER_ORIGINATOR: &'static str = "osprey_app_server";
 }
 
 pub struct Server {
@@ -62,7 +71,7 @@ impl Server {
 
     fn thread_manager(options: &ServerOptions) -> ThreadManager {
         let mut manager = ThreadManager::new(options.env.clone())
-            .with_origin("osprey_app_server", SessionSource::VsCode);
+            .with_origin(&options.originator, options.source.clone());
         if let Some(exe) = &options.osprey_exe {
             manager = manager.with_osprey_exe(exe.clone());
         }

@@ -9,7 +9,7 @@ use osprey_app_server_protocol::{NoticeNotification, ServerNotification, ThreadS
 use osprey_config::Config;
 use osprey_core::OspreyThread;
 use osprey_protocol::ThreadId;
-use osprey_rollout::{ListOptions, SessionSource};
+use osprey_rollout::ListOptions;
 
 use super::thread_config::{self, BuiltConfig};
 use super::{Answer, Reply, answer, loaded_thread, parse_thread_id};
@@ -69,8 +69,8 @@ fn info_for(
         path,
         cwd: config.cwd.clone(),
         cli_version: server.options.version.clone(),
-        originator: Some("osprey_app_server".to_owned()),
-        source: serde_json::to_value(SessionSource::VsCode).unwrap_or_default(),
+        originator: Some(server.options.originator.clone()),
+        source: serde_json::to_value(&server.options.source).unwrap_or_default(),
         git_info: contents
             .as_ref()
             .and_then(|c| c.meta.git.as_ref())

@@ -57,6 +57,8 @@ pub async fn run(
         process_cwd,
         osprey_exe: std::env::current_exe().ok(),
         providers,
+        originator: "osprey_tui".to_owned(),
+        source: osprey_rollout::SessionSource::Cli,
     };
     osprey_tui::run_main(cli, options).await
 }
