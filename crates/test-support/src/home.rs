@@ -191,6 +191,26 @@ pub fn temp_git_repo() -> TempDir {
     dir
 }
 
+/// A binary of this workspace built next to the running test (`target/debug/<name>`), for
+/// tests that run the real program. Panics with what to do when it has not been built.
+pub fn workspace_binary(name: &str) -> PathBuf {
+    let test_exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(err) => panic!("cannot find the running test's own path: {err}"),
+    };
+    let Some(dir) = test_exe.parent().and_then(Path::parent) else {
+        panic!("{} is not inside a target directory", test_exe.display());
+    };
+    let bin = dir.join(name);
+    if !bin.is_file() {
+        panic!(
+            "{} is missing: build the binaries first (cargo build --workspace --bins)",
+            bin.display()
+        );
+    }
+    bin
+}
+
 #[cfg(test)]
 mod tests {
     use pretty_assertions::assert_eq;
@@ -250,3 +270,4 @@ mod tests {
         assert!(repo.path().join(".git").is_dir());
     }
 }
+

@@ -77,6 +77,7 @@ pub use events::sse_turn;
 pub use home::TEST_API_KEY;
 pub use home::TempHome;
 pub use home::temp_git_repo;
+pub use home::workspace_binary;
 pub use script::CHAT_DONE_FRAME;
 pub use script::MockResponse;
 pub use script::SseEvent;

@@ -16,17 +16,9 @@ use tokio::sync::mpsc;
 /// How long a test waits for any one message.
 pub const WAIT: Duration = Duration::from_secs(30);
 
-/// The `osprey` binary next to this test executable.
-pub fn osprey_bin() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe.parent().and_then(Path::parent).expect("target dir");
-    let bin = dir.join("osprey");
-    assert!(
-        bin.exists(),
-        "{} is missing: run `cargo build --workspace --bins` before these tests",
-        bin.display()
-    );
-    bin
+/// The `osprey` binary built next to this test.
+pub fn osprey_bin() -> std::path::PathBuf {
+    osprey_test_support::workspace_binary("osprey")
 }
 
 pub struct Client {

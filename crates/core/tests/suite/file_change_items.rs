@@ -35,17 +35,9 @@ async fn a_file_change_starts_before_its_approval_and_before_it_is_applied() {
         .await
         .unwrap();
     thread
-        .submit(Op::UserTurn {
-            items: vec![UserInput::Text {
-                text: "edit".into(),
-            }],
-            cwd: None,
-            approval_policy: None,
-            sandbox_policy: None,
-            model: None,
-            effort: None,
-            output_schema: None,
-        })
+        .submit(turn_with(vec![UserInput::Text {
+            text: "edit".into(),
+        }]))
         .await
         .unwrap();
     let mut seen = Vec::new();

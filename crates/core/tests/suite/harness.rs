@@ -31,21 +31,9 @@ pub fn manager_with_env(home: &TempHome, extra: &[(&str, &str)]) -> ThreadManage
     ThreadManager::new(env)
 }
 
-/// The `osprey` binary built next to this test binary (the sandbox helper). `scripts/test.sh`
-/// builds every binary before the tests run.
+/// The `osprey` binary built next to this test.
 pub fn osprey_exe() -> std::path::PathBuf {
-    let test_exe = std::env::current_exe().expect("test binary path");
-    let dir = test_exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target dir");
-    let exe = dir.join("osprey");
-    assert!(
-        exe.is_file(),
-        "{} is missing: build the binaries first (cargo build --workspace --bins)",
-        exe.display()
-    );
-    exe
+    osprey_test_support::workspace_binary("osprey")
 }
 
 pub fn config(home: &TempHome, cwd: &Path) -> Config {
@@ -54,23 +42,35 @@ pub fn config(home: &TempHome, cwd: &Path) -> Config {
 
 /// Submits one turn and answers each approval request with the next decision.
 /// Returns every event up to the end of the turn.
+/// A user turn with these inputs and every setting left as the thread has it.
+pub fn turn_with(items: Vec<UserInput>) -> Op {
+    Op::UserTurn {
+        items,
+        cwd: None,
+        approval_policy: None,
+        sandbox_policy: None,
+        model: None,
+        effort: None,
+        output_schema: None,
+    }
+}
+
+/// A user turn with one text.
+pub fn user_turn(text: &str) -> Op {
+    turn_with(vec![UserInput::Text {
+        text: text.to_owned(),
+    }])
+}
+
 pub async fn run_turn(
     thread: &Arc<OspreyThread>,
     prompt: &str,
     mut decisions: Vec<ReviewDecision>,
 ) -> Vec<Event> {
     thread
-        .submit(Op::UserTurn {
-            items: vec![UserInput::Text {
-                text: prompt.to_string(),
-            }],
-            cwd: None,
-            approval_policy: None,
-            sandbox_policy: None,
-            model: None,
-            effort: None,
-            output_schema: None,
-        })
+        .submit(turn_with(vec![UserInput::Text {
+            text: prompt.to_string(),
+        }]))
         .await
         .unwrap();
     let mut events = Vec::new();

@@ -27,15 +27,7 @@ async fn interrupt_aborts_the_turn_and_records_an_aborted_output() {
         .await
         .unwrap();
     thread
-        .submit(Op::UserTurn {
-            items: vec![UserInput::Text { text: "run".into() }],
-            cwd: None,
-            approval_policy: None,
-            sandbox_policy: None,
-            model: None,
-            effort: None,
-            output_schema: None,
-        })
+        .submit(turn_with(vec![UserInput::Text { text: "run".into() }]))
         .await
         .unwrap();
     // Interrupt as soon as the command has printed something.
@@ -107,15 +99,7 @@ async fn an_interrupted_exec_session_completes_its_item() {
         .await
         .unwrap();
     thread
-        .submit(Op::UserTurn {
-            items: vec![UserInput::Text { text: "run".into() }],
-            cwd: None,
-            approval_policy: None,
-            sandbox_policy: None,
-            model: None,
-            effort: None,
-            output_schema: None,
-        })
+        .submit(turn_with(vec![UserInput::Text { text: "run".into() }]))
         .await
         .unwrap();
     // The call returns with the session still running; once the next request is hanging,

@@ -16,18 +16,6 @@ fn text(t: &str) -> Vec<UserInput> {
     vec![UserInput::Text { text: t.into() }]
 }
 
-fn user_turn(t: &str) -> Op {
-    Op::UserTurn {
-        items: text(t),
-        cwd: None,
-        approval_policy: None,
-        sandbox_policy: None,
-        model: None,
-        effort: None,
-        output_schema: None,
-    }
-}
-
 async fn next(thread: &Arc<OspreyThread>) -> Event {
     tokio::time::timeout(Duration::from_secs(30), thread.next_event())
         .await

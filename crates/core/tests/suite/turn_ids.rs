@@ -9,18 +9,6 @@ use pretty_assertions::assert_eq;
 use std::sync::Arc;
 use std::time::Duration;
 
-fn user_turn(text: &str) -> Op {
-    Op::UserTurn {
-        items: vec![UserInput::Text { text: text.into() }],
-        cwd: None,
-        approval_policy: None,
-        sandbox_policy: None,
-        model: None,
-        effort: None,
-        output_schema: None,
-    }
-}
-
 /// Every event up to the `count`-th end of a turn.
 async fn events_until_ends(thread: &Arc<osprey_core::OspreyThread>, count: usize) -> Vec<Event> {
     let mut events = Vec::new();

@@ -2,7 +2,7 @@
 //! each image (`<image name=[Image #1]>` … `</image>`) are in the request, not in the item.
 
 use super::harness::*;
-use osprey_protocol::{EventMsg, Op, ThreadItem, UserInput};
+use osprey_protocol::{EventMsg, ThreadItem, UserInput};
 use osprey_test_support::*;
 use pretty_assertions::assert_eq;
 use std::time::Duration;
@@ -27,22 +27,14 @@ async fn the_user_message_item_holds_the_typed_text_only() {
         .await
         .unwrap();
     thread
-        .submit(Op::UserTurn {
-            items: vec![
-                UserInput::LocalImage {
-                    path: image.clone(),
-                },
-                UserInput::Text {
-                    text: "what is this?".into(),
-                },
-            ],
-            cwd: None,
-            approval_policy: None,
-            sandbox_policy: None,
-            model: None,
-            effort: None,
-            output_schema: None,
-        })
+        .submit(turn_with(vec![
+            UserInput::LocalImage {
+                path: image.clone(),
+            },
+            UserInput::Text {
+                text: "what is this?".into(),
+            },
+        ]))
         .await
         .unwrap();
     let mut user_text = None;

@@ -3,7 +3,7 @@
 //! from the parser, as a real terminal would.
 
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -13,17 +13,9 @@ use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system}
 /// How long a wait for the screen may take (the machine may be busy building).
 pub const WAIT: Duration = Duration::from_secs(60);
 
-/// The `osprey` binary built next to this test (`cargo build --workspace --bins`).
-pub fn osprey_bin() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe.parent().and_then(Path::parent).expect("target dir");
-    let bin = dir.join("osprey");
-    assert!(
-        bin.exists(),
-        "{} is missing: run `cargo build --workspace --bins` before these tests",
-        bin.display()
-    );
-    bin
+/// The `osprey` binary built next to this test.
+pub fn osprey_bin() -> std::path::PathBuf {
+    osprey_test_support::workspace_binary("osprey")
 }
 
 pub struct PtySession {
