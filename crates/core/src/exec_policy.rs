@@ -198,7 +198,118 @@ impl CommandPolicy for ExecPolicy {
             Some(prefix) if !prefix.is_empty() && cmd.argv.starts_with(prefix) => {
                 Some(prefix.to_vec())
             }
-            _ => Some(cmd.argv.clone()),
+            _ => Some(proposed_prefix(cmd)),
         }
+    }
+}
+
+/// Programs whose first word is a subcommand worth keeping in a rule (`git status`, not
+/// every `git`).
+const SUBCOMMAND_PROGRAMS: &[&str] = &[
+    "apt",
+    "apt-get",
+    "brew",
+    "bun",
+    "cargo",
+    "deno",
+    "docker",
+    "dotnet",
+    "gh",
+    "git",
+    "go",
+    "gradle",
+    "helm",
+    "kubectl",
+    "make",
+    "mvn",
+    "npm",
+    "pip",
+    "pip3",
+    "pnpm",
+    "poetry",
+    "rustup",
+    "systemctl",
+    "terraform",
+    "uv",
+    "yarn",
+];
+
+/// Programs that run whatever their arguments say (a shell, an interpreter, a wrapper): a
+/// rule for the program alone would allow anything, so only the exact command is proposed.
+const OPEN_ENDED_PROGRAMS: &[&str] = &[
+    "bash",
+    "sh",
+    "zsh",
+    "dash",
+    "fish",
+    "ksh",
+    "python",
+    "python3",
+    "node",
+    "perl",
+    "ruby",
+    "php",
+    "lua",
+    "env",
+    "sudo",
+    "doas",
+    "su",
+    "xargs",
+    "exec",
+    "nohup",
+    "timeout",
+    "nice",
+    "watch",
+    "ssh",
+    "docker-compose",
+    "npx",
+    "bunx",
+    "eval",
+];
+
+/// The prefix rule to offer for a command no rule matches: the program and its subcommand
+/// (`cargo test`, `git commit`), the program alone for a plain tool (`touch`), and the whole
+/// command for anything that runs other code or is destructive (`python x.py`, `rm -rf b`),
+/// so "always allow" never covers more than the person can judge from what is shown.
+fn proposed_prefix(cmd: &PlainCommand) -> Vec<String> {
+    let program = cmd.basename();
+    if OPEN_ENDED_PROGRAMS.contains(&program) || is_dangerous(cmd).is_some() {
+        return cmd.argv.clone();
+    }
+    let subcommand = cmd.argv.get(1).filter(|word| {
+        word.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+            && word
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+    });
+    match subcommand {
+        Some(sub) if SUBCOMMAND_PROGRAMS.contains(&program) => {
+            vec![cmd.argv[0].clone(), sub.clone()]
+        }
+        _ if SUBCOMMAND_PROGRAMS.contains(&program) => cmd.argv.clone(),
+        _ => vec![cmd.argv[0].clone()],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_offered_prefix_is_program_and_subcommand_and_never_more_than_shown() {
+        let prefix = |argv: &[&str]| proposed_prefix(&PlainCommand::new(argv.iter().copied()));
+        assert_eq!(prefix(&["touch", "notes.txt"]), ["touch"]);
+        assert_eq!(
+            prefix(&["cargo", "test", "-p", "osprey-core"]),
+            ["cargo", "test"]
+        );
+        assert_eq!(prefix(&["git", "commit", "-m", "x"]), ["git", "commit"]);
+        assert_eq!(
+            prefix(&["git", "--no-pager", "log"]),
+            ["git", "--no-pager", "log"]
+        );
+        assert_eq!(prefix(&["python3", "setup.py"]), ["python3", "setup.py"]);
+        assert_eq!(prefix(&["rm", "-rf", "build"]), ["rm", "-rf", "build"]);
+        assert_eq!(prefix(&["/usr/bin/mkdir", "-p", "out"]), ["/usr/bin/mkdir"]);
     }
 }

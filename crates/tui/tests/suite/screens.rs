@@ -274,8 +274,8 @@ fn p_writes_a_prefix_rule() {
     tui.send(b"touch with a rule\r");
     let screen = tui.wait_text("Would you like to run the following command?");
     assert!(
-        screen.contains("commands that start with `touch ruled.txt` (p)"),
-        "the server's proposed prefix is offered:\n{screen}"
+        screen.contains("commands that start with `touch` (p)"),
+        "the program is offered as the prefix (program plus subcommand for tools that have them):\n{screen}"
     );
     tui.send(b"p");
     tui.wait_text("Rule made.");
