@@ -129,7 +129,7 @@ pub fn send_to(pending: &mut PendingApproval, connection: &Arc<Connection>) {
 pub fn ask(thread: &Arc<LoadedThread>, turn_id: &str, item_id: &str, request: ApprovalRequest) {
     let (method, params) = request_for(thread, turn_id, item_id, &request);
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let mut pending = PendingApproval {
+    let pending = PendingApproval {
         approval_id: request.id.clone(),
         turn_id: turn_id.to_owned(),
         method,
@@ -138,12 +138,22 @@ pub fn ask(thread: &Arc<LoadedThread>, turn_id: &str, item_id: &str, request: Ap
         answers: tx,
         done: CancellationToken::new(),
     };
-    for connection in thread.subscribers() {
-        send_to(&mut pending, &connection);
-    }
     let done = pending.done.clone();
+    // Codex's order: the status says `waitingOnApproval` before the request goes out.
     thread.state().approvals.push(pending);
     thread.refresh_active_status();
+    {
+        let subscribers = thread.subscribers();
+        let mut state = thread.state();
+        if let Some(pending) = state.approvals.last_mut() {
+            for connection in &subscribers {
+                // A connection that subscribed meanwhile already got it.
+                if !pending.sent_to.iter().any(|(c, _)| c.id == connection.id) {
+                    send_to(pending, connection);
+                }
+            }
+        }
+    }
     let thread = Arc::clone(thread);
     let approval_id = request.id;
     let item_id = item_id.to_owned();

@@ -205,8 +205,34 @@ fn file_change(change: &core::FileChangeSummary) -> wire::FileUpdateChange {
                 move_path: change.move_path.as_deref().map(path_text),
             },
         },
-        diff: change.diff.clone().unwrap_or_default(),
+        diff: match change.kind {
+            // Codex sends an added file's content, not a hunk.
+            core::FileChangeKind::Add => change
+                .diff
+                .as_deref()
+                .map(added_content)
+                .unwrap_or_default(),
+            _ => change.diff.clone().unwrap_or_default(),
+        },
     }
+}
+
+/// The content of an added file from its unified diff (the `+` lines).
+fn added_content(diff: &str) -> String {
+    if !diff.starts_with("@@") && !diff.starts_with("---") && !diff.starts_with("diff ") {
+        return diff.to_owned();
+    }
+    let mut content = String::new();
+    for line in diff.lines() {
+        if line.starts_with("+++") {
+            continue;
+        }
+        if let Some(text) = line.strip_prefix('+') {
+            content.push_str(text);
+            content.push('\n');
+        }
+    }
+    content
 }
 
 /// A plan as text, one step a line: `- [x] done`, `- [~] in progress`, `- [ ] to do`.

@@ -155,6 +155,8 @@ pub struct ThreadState {
     pub approvals: Vec<PendingApproval>,
     /// Set once the thread shut down.
     pub closed: bool,
+    /// The first thing the user said, once said (the `Thread`'s `preview`).
+    pub preview: Option<String>,
 }
 
 pub struct LoadedThread {
@@ -186,6 +188,24 @@ impl LoadedThread {
             }),
             turn_gate: tokio::sync::Mutex::new(()),
         }
+    }
+
+    /// The wire's `Thread` as it stands: live status and preview.
+    pub fn to_wire(&self, turns: Vec<wire::Turn>) -> wire::Thread {
+        let (status, preview) = {
+            let state = self.state();
+            (
+                state.status.clone().unwrap_or(ThreadStatus::NotLoaded),
+                state.preview.clone(),
+            )
+        };
+        let mut thread = self.info.to_wire(status, turns);
+        if let Some(preview) = preview
+            && thread.preview.is_empty()
+        {
+            thread.preview = preview;
+        }
+        thread
     }
 
     pub fn id_text(&self) -> String {

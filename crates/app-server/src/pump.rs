@@ -173,6 +173,10 @@ async fn handle(thread: &Arc<LoadedThread>, event: Event) {
             );
         }
         EventMsg::ApprovalRequested(request) => {
+            // The status first, then the command's item (announced), then the request.
+            thread.set_status(ThreadStatus::Active {
+                active_flags: vec![wire::ThreadActiveFlag::WaitingOnApproval],
+            });
             let item_id = approval_item(thread, &turn_id, &request);
             crate::approval::ask(thread, &turn_id, &item_id, request);
         }
@@ -345,6 +349,12 @@ async fn item_completed(thread: &Arc<LoadedThread>, turn_id: &str, item: &Thread
     let Some(wire_item) = wire_item(item, times, content.as_deref()) else {
         return;
     };
+    if let ThreadItem::UserMessage { text, .. } = item {
+        let mut state = thread.state();
+        if state.preview.is_none() && !text.trim().is_empty() {
+            state.preview = Some(text.trim().chars().take(200).collect());
+        }
+    }
     if let Some(turn) = thread.state().turn.as_mut() {
         turn.open.remove(item.id());
         if matches!(item, ThreadItem::AgentMessage { .. }) {

@@ -85,7 +85,7 @@ fn thread_response(
     turns: Vec<wire::Turn>,
 ) -> wire::ThreadStartResponse {
     wire::ThreadStartResponse {
-        thread: thread.info.to_wire(thread.status(), turns),
+        thread: thread.to_wire(turns),
         model: config.model.clone(),
         model_provider: config.model_provider_id.clone(),
         service_tier: None,
@@ -304,12 +304,16 @@ pub(crate) fn list(server: &Server, params: wire::ThreadListParams) -> Reply {
         .flatten();
     let data = shown
         .iter()
-        .map(|s| {
-            let mut thread = history::summary_thread(s, &server.options.version);
-            if let Some(loaded) = server.loaded(&s.id) {
-                thread.status = loaded.status();
-            }
-            thread
+        .map(|s| match server.loaded(&s.id) {
+            Some(loaded) => loaded.to_wire(Vec::new()),
+            // The page's session files are read whole (model, originator, source and
+            // repository come from them); a file that cannot be read shows what the listing
+            // knows.
+            None => match osprey_rollout::read_rollout(&s.path) {
+                Ok(contents) => history::info_from(&contents, false)
+                    .to_wire(wire::ThreadStatus::NotLoaded, Vec::new()),
+                Err(_) => history::summary_thread(s, &server.options.version),
+            },
         })
         .collect();
     answer(&wire::ThreadListResponse {
@@ -361,12 +365,14 @@ pub(crate) fn read(
             Vec::new()
         };
         return answer(&wire::ThreadReadResponse {
-            thread: loaded.info.to_wire(loaded.status(), turns),
+            thread: loaded.to_wire(turns),
         });
     }
+    // Codex's words for an id that is neither loaded nor recorded.
     let path = match rollout_of(server, &id) {
         Ok(path) => path,
-        Err(e) => history::find_archived(&server.home, &id).ok_or(e)?,
+        Err(_) => history::find_archived(&server.home, &id)
+            .ok_or_else(|| format!("thread not loaded: {id}"))?,
     };
     let contents = osprey_rollout::read_rollout(&path)
         .map_err(|e| format!("the session file {} could not be read: {e}", path.display()))?;

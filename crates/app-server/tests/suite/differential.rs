@@ -125,39 +125,11 @@ const TYPE_DIFFERENCES: &[(&str, &str, &str)] = &[
 
 /// Shape differences that are Osprey bugs, reported for fixing, as (owner, key path, what):
 /// a key missing, added or of another type. Each must still differ.
-const PENDING_SHAPE_FIXES: &[(&str, &str, &str)] = &[
-    (
-        "reply thread/list: Thread",
-        "source",
-        "thread/list sends `source: null` (Codex's type is a non-null SessionSource, Codex \
-         sends \"vscode\"): history.rs `summary_thread` has no source from the listing",
-    ),
-    (
-        "reply thread/list: Thread",
-        "model",
-        "thread/list sends `model: null` where Codex names the thread's model",
-    ),
-    (
-        "reply thread/list: Thread",
-        "originator",
-        "thread/list sends `originator: null` where Codex names the client that made it",
-    ),
-    (
-        "reply thread/list: Thread",
-        "gitInfo",
-        "thread/list sends `gitInfo: null` where Codex sends the repository's sha and branch",
-    ),
-];
+const PENDING_SHAPE_FIXES: &[(&str, &str, &str)] = &[];
 
 /// Error messages that differ, as (request, Codex's message, Osprey's message, why); ids are
 /// masked as `<id>`.
-const MESSAGE_DIFFERENCES: &[(&str, &str, &str, &str)] = &[(
-    "error thread/read",
-    "thread not loaded: <id>",
-    "no rollout found for thread id <id>",
-    "Osprey's thread/read also reads threads that are not loaded, from their session file, so \
-     for an unknown id it says that no session file was found, in Codex's thread/resume words",
-)];
+const MESSAGE_DIFFERENCES: &[(&str, &str, &str, &str)] = &[];
 
 /// A difference in the sequence that is an Osprey bug, reported for fixing, and how the test
 /// looks past it until then.
@@ -166,50 +138,9 @@ struct PendingFix {
     normalise: fn(&mut Vec<String>),
 }
 
-const PENDING_FIXES: &[PendingFix] = &[
-    // Codex sends a response's token usage once the tools it called have run: after their
-    // item/completed and, when a patch changed files, after the turn/diff/updated that
-    // follows it. Osprey sends it when the response completes, before the tools start
-    // (crates/core/src/session/turn.rs, `account_usage` right after `sample`). Until then
-    // only the number of updates is compared.
-    PendingFix {
-        name: "token usage after the response's tool items",
-        normalise: count_token_usage,
-    },
-    // Codex sends `thread/status/changed active[waitingOnApproval]` before the approval
-    // request (and, for commands, before the command's item/started); Osprey sends it after
-    // the request (crates/app-server/src/approval.rs, `ask` refreshes the status after
-    // `send_to`). Until then the order within each approval's opening is ignored.
-    PendingFix {
-        name: "waitingOnApproval before the approval request",
-        normalise: sort_approval_openings,
-    },
-];
-
-fn count_token_usage(seq: &mut Vec<String>) {
-    let before = seq.len();
-    seq.retain(|l| l != "thread/tokenUsage/updated");
-    let count = before - seq.len();
-    seq.push(format!("thread/tokenUsage/updated x{count}"));
-}
-
-#[expect(
-    clippy::ptr_arg,
-    reason = "one signature for every pending fix; the others remove entries"
-)]
-fn sort_approval_openings(seq: &mut Vec<String>) {
-    let opening = |l: &String| {
-        l == "thread/status/changed active[waitingOnApproval]"
-            || l.starts_with("item/started ")
-            || l.starts_with("request ")
-    };
-    let mut start = 0;
-    while start < seq.len() {
-        let len = seq[start..].iter().take_while(|l| opening(l)).count();
-        seq[start..start + len].sort();
-        start += len.max(1);
-    }
-}
+/// Empty since the two it held were fixed (token usage after the response's tool items;
+/// `waitingOnApproval` before the approval request).
+const PENDING_FIXES: &[PendingFix] = &[];
 
 fn reference_bin() -> Option<PathBuf> {
     match std::env::var_os("OSPREY_CODEX_BIN") {

@@ -205,11 +205,14 @@ async fn step(
         }
         Err(error) => return Step::End(TurnEnd::Failed(error)),
     };
-    if let Some(usage) = &usage {
-        account_usage(session, turn, state, usage);
-    }
+    // Counted now; told to the front end once the response's tool calls have run (as Codex
+    // orders it: the usage follows the items the response produced).
+    let usage_event = usage
+        .as_ref()
+        .map(|usage| account_usage(session, state, usage));
     let calls = record_response(session, state, &items).await;
     if calls.is_empty() {
+        emit_usage(session, turn, usage_event);
         if state.steer.has_pending() {
             // The person added input while the model answered: answer that too.
             return Step::Continue;
@@ -227,6 +230,7 @@ async fn step(
     if let CallVerdict::StopTurn { output, warning } = state.inspectors.before_tool_calls(&calls) {
         // Answer the calls so the history stays valid, then stop.
         session.record(calls.iter().map(|call| call.output_item(output.clone())));
+        emit_usage(session, turn, usage_event);
         session.events().emit(
             Some(&turn.turn_id),
             EventMsg::Warning {
@@ -237,6 +241,7 @@ async fn step(
         return Step::End(TurnEnd::Completed);
     }
     let outcome = run_calls(session, turn, state, calls, cancel).await;
+    emit_usage(session, turn, usage_event);
     if outcome.fatal.is_some() {
         return Step::End(TurnEnd::Aborted(AbortReason::ApprovalAborted));
     }
@@ -368,7 +373,8 @@ fn record_user_input(session: &Session, turn: &TurnContext, input: &[UserInput])
     session.record([user_item]);
 }
 
-fn account_usage(session: &Session, turn: &TurnContext, state: &mut TurnState, usage: &TokenUsage) {
+/// Adds a response's usage to the turn's and the thread's; the event to send for it.
+fn account_usage(session: &Session, state: &mut TurnState, usage: &TokenUsage) -> EventMsg {
     state.usage.add(usage);
     if crate::compact::usage_over_limit(session, usage) {
         session
@@ -383,13 +389,16 @@ fn account_usage(session: &Session, turn: &TurnContext, state: &mut TurnState, u
         total.add(usage);
         *total
     };
-    session.events().emit(
-        Some(&turn.turn_id),
-        EventMsg::TokenCount {
-            last: *usage,
-            total,
-        },
-    );
+    EventMsg::TokenCount {
+        last: *usage,
+        total,
+    }
+}
+
+fn emit_usage(session: &Session, turn: &TurnContext, usage_event: Option<EventMsg>) {
+    if let Some(msg) = usage_event {
+        session.events().emit(Some(&turn.turn_id), msg);
+    }
 }
 
 /// Records the model's items and returns the tool calls among them.
