@@ -270,4 +270,3 @@ mod tests {
         assert!(repo.path().join(".git").is_dir());
     }
 }
-
