@@ -153,6 +153,18 @@ impl PtySession {
         w.flush().expect("flush the pty");
     }
 
+    /// Whether the screen (with its scrollback) satisfies `check` within `within`.
+    pub fn wait_for_within(&self, within: Duration, check: impl Fn(&str) -> bool) -> bool {
+        let deadline = Instant::now() + within;
+        while Instant::now() < deadline {
+            if check(&self.history()) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        check(&self.history())
+    }
+
     /// Waits until the screen (with its scrollback) satisfies `check`.
     pub fn wait_for(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
         let deadline = Instant::now() + WAIT;
