@@ -256,10 +256,6 @@ impl LoadedThread {
         subs.len() != before
     }
 
-    pub fn is_subscribed(&self, connection_id: u64) -> bool {
-        self.subscribers().iter().any(|c| c.id == connection_id)
-    }
-
     pub fn subscribers(&self) -> Vec<Arc<Connection>> {
         let mut subs = self.subscribers.lock().unwrap_or_else(|e| e.into_inner());
         subs.retain(|c| c.is_open());

@@ -208,29 +208,6 @@ impl Client {
         .await
     }
 
-    /// Whether a message matching arrives within `within` (it is left pending if so).
-    #[allow(dead_code)]
-    pub async fn sees_within(
-        &mut self,
-        within: Duration,
-        matches: impl Fn(&Value) -> bool,
-    ) -> bool {
-        if self.pending.iter().any(&matches) {
-            return true;
-        }
-        let deadline = tokio::time::Instant::now() + within;
-        while let Ok(Some(message)) = tokio::time::timeout_at(deadline, self.incoming.recv()).await
-        {
-            self.log.push(message.clone());
-            let hit = matches(&message);
-            self.pending.push(message);
-            if hit {
-                return true;
-            }
-        }
-        false
-    }
-
     pub async fn answer(&mut self, request: &Value, result: Value) {
         self.send(&json!({"id": request["id"], "result": result}))
             .await;
