@@ -2,8 +2,8 @@
 //!
 //! Core asks (`ApprovalRequested`); the pump turns the request into
 //! `item/commandExecution/requestApproval` or `item/fileChange/requestApproval` and sends it
-//! to every subscribed connection, each under its own request id. The first valid answer
-//! wins: every connection that got the request is told `serverRequest/resolved`, the thread's
+//! to every subscribed connection, each under its own request id. The first answer
+//! wins (an error or a non-decision declines): every connection that got the request is told `serverRequest/resolved`, the thread's
 //! status drops `waitingOnApproval`, and the decision goes to core. When the turn ends first
 //! (an interrupt, a shutdown), the pump resolves what is still pending the same way, after
 //! `turn/completed`. A client error, or an answer that is not a decision, declines (logged).
