@@ -62,6 +62,12 @@
 //! Terminal I/O goes through Tokio's reactor on a non-blocking descriptor, so no blocking
 //! thread exists that could be left behind.
 //!
+//! # Streaming
+//!
+//! [`StreamingProcess`] reports a child's output chunk by chunk through a channel, each
+//! chunk tagged stdout, stderr or terminal, then its exit, then the end of its streams.
+//! The exec server forwards these to its client as they happen.
+//!
 //! # Errors
 //!
 //! A program that cannot be started gives a [`SpawnError`] naming the program, the working
@@ -79,6 +85,7 @@ mod piped;
 mod pty;
 mod request;
 mod run;
+mod streaming;
 #[expect(
     unsafe_code,
     reason = "setsid/TIOCSCTTY between fork and exec, killpg and fcntl have no safe API"
@@ -98,3 +105,4 @@ pub use run::{
     DRAIN_AFTER_EXIT, DRAIN_AFTER_KILL, ExecOutcome, run_to_completion,
     run_to_completion_with_stdin,
 };
+pub use streaming::{OutputStream, StreamEvent, StreamingOptions, StreamingProcess, WriteOutcome};

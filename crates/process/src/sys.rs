@@ -37,6 +37,12 @@ pub(crate) fn start_in_new_session(cmd: &mut tokio::process::Command, controllin
 /// Sends `SIGKILL` to every process in the group `pgid`. A group that no longer exists is
 /// not an error.
 pub(crate) fn kill_process_group(pgid: u32) -> io::Result<()> {
+    signal_process_group(pgid, libc::SIGKILL)
+}
+
+/// Sends `signal` to every process in the group `pgid`. A group that no longer exists is
+/// not an error.
+pub(crate) fn signal_process_group(pgid: u32, signal: libc::c_int) -> io::Result<()> {
     let pgid = libc::pid_t::try_from(pgid)
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "process id out of range"))?;
     if pgid <= 1 {
@@ -48,7 +54,7 @@ pub(crate) fn kill_process_group(pgid: u32) -> io::Result<()> {
     }
     // SAFETY: `killpg` has no memory-safety preconditions; `pgid > 1` rules out signalling
     // our own group or init.
-    let rc = unsafe { libc::killpg(pgid, libc::SIGKILL) };
+    let rc = unsafe { libc::killpg(pgid, signal) };
     if rc == -1 {
         let err = io::Error::last_os_error();
         if err.raw_os_error() == Some(libc::ESRCH) {
