@@ -130,6 +130,45 @@ pub fn wire_item(
         },
         // Not an item on this wire: the server sends it as a `warning` notification.
         core::ThreadItem::Error { .. } => return None,
+        core::ThreadItem::CollabAgentToolCall {
+            id,
+            tool,
+            status,
+            sender_thread_id,
+            receiver_thread_ids,
+            prompt,
+            model,
+            reasoning_effort,
+            agents_states,
+            ..
+        } => wire::ThreadItemDetails::CollabAgentToolCall {
+            id: id.clone(),
+            tool: match tool {
+                core::CollabAgentTool::SpawnAgent => wire::CollabAgentTool::SpawnAgent,
+                core::CollabAgentTool::SendInput => wire::CollabAgentTool::SendInput,
+                core::CollabAgentTool::ResumeAgent => wire::CollabAgentTool::ResumeAgent,
+                core::CollabAgentTool::Wait => wire::CollabAgentTool::Wait,
+                core::CollabAgentTool::CloseAgent => wire::CollabAgentTool::CloseAgent,
+            },
+            status: match status {
+                core::ItemStatus::InProgress => wire::CollabAgentToolCallStatus::InProgress,
+                core::ItemStatus::Completed => wire::CollabAgentToolCallStatus::Completed,
+                core::ItemStatus::Failed | core::ItemStatus::Declined => {
+                    wire::CollabAgentToolCallStatus::Failed
+                }
+            },
+            sender_thread_id: sender_thread_id.to_string(),
+            receiver_thread_ids: receiver_thread_ids.clone(),
+            prompt: prompt.clone(),
+            model: model.clone(),
+            reasoning_effort: reasoning_effort
+                .and_then(|e| serde_json::to_value(e).ok())
+                .and_then(|v| v.as_str().map(str::to_string)),
+            agents_states: agents_states
+                .iter()
+                .map(|(id, state)| (id.clone(), collab_state(state)))
+                .collect(),
+        },
     };
     Some(wire::ThreadItem {
         details,
@@ -149,9 +188,25 @@ pub fn renamed(item: &core::ThreadItem, new_id: &str) -> core::ThreadItem {
         | core::ThreadItem::FileChange { id, .. }
         | core::ThreadItem::McpToolCall { id, .. }
         | core::ThreadItem::TodoList { id, .. }
+        | core::ThreadItem::CollabAgentToolCall { id, .. }
         | core::ThreadItem::Error { id, .. } => *id = new_id.to_owned(),
     }
     item
+}
+
+/// An agent's state as the app server shows it: `{status: "pendingInit" | "running" |
+/// "interrupted" | "completed" | "errored" | "shutdown" | "notFound", message}`.
+fn collab_state(state: &core::AgentStatus) -> Value {
+    let status = match state {
+        core::AgentStatus::PendingInit => "pendingInit",
+        core::AgentStatus::Running => "running",
+        core::AgentStatus::Interrupted => "interrupted",
+        core::AgentStatus::Completed(_) => "completed",
+        core::AgentStatus::Errored(_) => "errored",
+        core::AgentStatus::Shutdown => "shutdown",
+        core::AgentStatus::NotFound => "notFound",
+    };
+    json!({ "status": status, "message": state.message() })
 }
 
 fn duration(times: ItemTimes) -> Option<i64> {

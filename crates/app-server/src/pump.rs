@@ -130,6 +130,15 @@ async fn handle(thread: &Arc<LoadedThread>, event: Event) {
     let turn_id = turn_id_of(thread, &event);
     match event.msg {
         EventMsg::ThreadStarted { .. } | EventMsg::ShutdownComplete => {}
+        // Shown through the `collabAgentToolCall` item the call emits as well.
+        EventMsg::CollabAgentSpawnBegin { .. }
+        | EventMsg::CollabAgentSpawnEnd { .. }
+        | EventMsg::CollabAgentInteractionBegin { .. }
+        | EventMsg::CollabAgentInteractionEnd { .. }
+        | EventMsg::CollabWaitingBegin { .. }
+        | EventMsg::CollabWaitingEnd { .. }
+        | EventMsg::CollabCloseBegin { .. }
+        | EventMsg::CollabCloseEnd { .. } => {}
         EventMsg::TurnStarted => turn_started(thread, &turn_id).await,
         EventMsg::ItemStarted { item } => {
             let item = on_wire(thread, &item);

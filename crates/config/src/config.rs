@@ -100,6 +100,9 @@ pub struct Config {
     /// `[sandbox]` and the permission profile `default_permissions` selects.
     pub sandbox: SandboxConfig,
 
+    /// `[agents]`: multi-agent limits and defaults.
+    pub agents: crate::agents::AgentsConfig,
+
     requirements: ConfigRequirements,
 }
 
@@ -262,6 +265,7 @@ impl Config {
                 message,
             })?;
 
+        let agents = crate::agents::resolve_agents(toml.agents.as_ref());
         let sandbox = crate::sandbox::resolve(
             toml.sandbox.as_ref(),
             toml.default_permissions.as_deref(),
@@ -299,6 +303,7 @@ impl Config {
             mcp_servers,
             local_model,
             sandbox,
+            agents,
             requirements,
             cwd,
         })

@@ -19,6 +19,7 @@ pub const APPLY_PATCH_FREEFORM: &str = "apply_patch_freeform";
 pub const VIEW_IMAGE_TOOL: &str = "view_image_tool";
 pub const WEB_SEARCH_REQUEST: &str = "web_search_request";
 pub const EXEC_POLICY: &str = "exec_policy";
+pub const MULTI_AGENT: &str = "multi_agent";
 
 /// Every feature Osprey knows, with its default.
 pub const FEATURES: &[FeatureSpec] = &[
@@ -53,6 +54,13 @@ pub const FEATURES: &[FeatureSpec] = &[
         name: EXEC_POLICY,
         default: true,
         description: "Consult `.rules` exec-policy files before running commands.",
+    },
+    FeatureSpec {
+        name: MULTI_AGENT,
+        default: true,
+        description: "Offer the collaboration tools (`spawn_agent`, `send_input`, \
+                      `wait_agent`, `close_agent`, `resume_agent`) in the standard tool \
+                      profile (never in the local model's).",
     },
 ];
 
@@ -130,6 +138,10 @@ impl Features {
 
     pub fn exec_policy(&self) -> bool {
         self.is_enabled(EXEC_POLICY)
+    }
+
+    pub fn multi_agent(&self) -> bool {
+        self.is_enabled(MULTI_AGENT)
     }
 }
 

@@ -34,6 +34,7 @@
 //! [`Config`] can only come out of [`ConfigBuilder::build`] (or test-only constructors behind
 //! the `testing` feature), which is what makes the requirements binding.
 
+mod agents;
 mod builder;
 mod choice;
 mod codex_keys;
@@ -54,6 +55,7 @@ mod schema;
 mod tool_choice;
 mod types;
 
+pub use agents::AgentsConfig;
 pub use builder::{ConfigBuilder, LoadedConfig};
 pub use choice::Choice;
 pub use config::{

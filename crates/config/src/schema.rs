@@ -54,6 +54,7 @@ pub(crate) struct ConfigToml {
     pub mcp_servers: BTreeMap<String, McpServerToml>,
     pub oss_provider: Option<String>,
     pub local_model: Option<LocalModelToml>,
+    pub agents: Option<AgentsToml>,
     pub sandbox: Option<crate::sandbox::SandboxToml>,
     pub default_permissions: Option<String>,
     #[serde(default)]
@@ -70,6 +71,18 @@ pub(crate) struct LocalModelToml {
     pub tool_profile: Option<LocalToolProfile>,
     pub loop_guard: Option<bool>,
     pub prefix_cache: Option<bool>,
+}
+
+/// `[agents]` (Codex's multi-agent limits; `min_wait_timeout_ms` and
+/// `default_wait_timeout_ms` are Osprey's, for tests).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub(crate) struct AgentsToml {
+    pub max_threads: Option<usize>,
+    pub max_concurrent_threads_per_session: Option<usize>,
+    pub max_depth: Option<u32>,
+    pub default_subagent_model: Option<String>,
+    pub default_wait_timeout_ms: Option<u64>,
+    pub min_wait_timeout_ms: Option<u64>,
 }
 
 /// `[profiles.<name>]`: the keys a profile may set. Its table is merged over the user file.

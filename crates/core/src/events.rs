@@ -1,6 +1,6 @@
 //! Emitting events tagged with their thread and turn.
 
-use osprey_protocol::{Event, EventMsg, ThreadId, TurnId};
+use osprey_protocol::{AbortReason, AgentStatus, Event, EventMsg, ThreadId, TurnId};
 use osprey_rollout::{RolloutItem, RolloutRecorder, should_persist_event};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -18,6 +18,9 @@ pub struct EventEmitter {
     call_items: Arc<Mutex<HashSet<String>>>,
     /// Where events a front end needs for replay are persisted (none when ephemeral).
     recorder: Option<Arc<RolloutRecorder>>,
+    /// The thread's status as sub-agent supervisors see it, moved by the turn events sent
+    /// here (so it never disagrees with what a front end is told).
+    status: Option<Arc<tokio::sync::watch::Sender<AgentStatus>>>,
 }
 
 impl EventEmitter {
@@ -28,7 +31,38 @@ impl EventEmitter {
             next_item: Arc::new(AtomicU64::new(0)),
             call_items: Arc::new(Mutex::new(HashSet::new())),
             recorder: None,
+            status: None,
         }
+    }
+
+    /// Publishes the thread's status on `status` as its turns start and end.
+    pub fn with_status(mut self, status: tokio::sync::watch::Sender<AgentStatus>) -> Self {
+        self.status = Some(Arc::new(status));
+        self
+    }
+
+    /// Sets the published status at once (a turn was accepted and will start).
+    pub fn set_status(&self, status: AgentStatus) {
+        if let Some(sender) = &self.status {
+            sender.send_replace(status);
+        }
+    }
+
+    fn track_status(&self, msg: &EventMsg) {
+        let status = match msg {
+            EventMsg::TurnStarted => AgentStatus::Running,
+            EventMsg::TurnCompleted {
+                last_agent_message, ..
+            } => AgentStatus::Completed(last_agent_message.clone()),
+            EventMsg::TurnFailed { error, .. } => AgentStatus::Errored(error.message.clone()),
+            EventMsg::TurnAborted {
+                reason: AbortReason::Shutdown,
+            }
+            | EventMsg::ShutdownComplete => AgentStatus::Shutdown,
+            EventMsg::TurnAborted { .. } => AgentStatus::Interrupted,
+            _ => return,
+        };
+        self.set_status(status);
     }
 
     /// Also persists the events the rollout policy keeps.
@@ -45,6 +79,7 @@ impl EventEmitter {
         {
             recorder.record(vec![RolloutItem::EventMsg(msg.clone())]);
         }
+        self.track_status(&msg);
         let _ = self.tx.send(Event {
             thread_id: self.thread_id,
             turn_id: turn_id.cloned(),

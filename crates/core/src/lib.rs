@@ -12,6 +12,7 @@
 //! until the model answers without tool calls. Approvals wait on the [`approvals`] broker
 //! until a front end answers.
 
+pub(crate) mod agents;
 pub(crate) mod approvals;
 #[cfg(feature = "bench")]
 #[doc(hidden)]
@@ -34,4 +35,4 @@ pub use error::CoreError;
 /// The provider seam: front ends register factories for providers that are not HTTP
 /// endpoints ([`ThreadManager::with_provider`]).
 pub use osprey_model::{ModelProviderFactory, ProviderRegistry};
-pub use thread_manager::{OspreyThread, ThreadManager};
+pub use thread_manager::{OspreyThread, SpawnedThread, ThreadManager};

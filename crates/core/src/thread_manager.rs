@@ -1,5 +1,6 @@
 //! Creating threads and handing out handles to them.
 
+use crate::agents::AgentControl;
 use crate::error::CoreError;
 use crate::events::EventEmitter;
 use crate::exec_policy::ExecPolicy;
@@ -13,7 +14,9 @@ use crate::tools::unified_exec::UnifiedExecSessions;
 use osprey_config::Config;
 use osprey_mcp::McpConnectionManager;
 use osprey_model::{ModelClient, ModelProviderFactory, ProviderRegistry};
-use osprey_protocol::{Event, Op, ResponseItem, ThreadId, TokenUsage, TurnId, UserInput};
+use osprey_protocol::{
+    AgentStatus, Event, Op, ResponseItem, ThreadId, TokenUsage, TurnId, UserInput,
+};
 use osprey_rollout::{BaseInstructions, RolloutRecorder, SessionMeta, SessionSource};
 use osprey_shell::Shell;
 use std::collections::HashMap;
@@ -85,89 +88,188 @@ impl OspreyThread {
 }
 
 /// Owns every thread of this process. Front ends hold one manager.
+///
+/// Its state sits behind an `Arc` so that the collaboration tools can start sub-agent threads
+/// through it (they hold a weak reference: a manager that is dropped takes its threads down).
 #[derive(Default)]
 pub struct ThreadManager {
-    threads: Mutex<HashMap<ThreadId, Arc<OspreyThread>>>,
+    shared: Arc<Shared>,
+}
+
+/// The manager's state, shared with the agent-control service of the threads it starts.
+#[derive(Default)]
+pub(crate) struct Shared {
+    pub(crate) threads: Mutex<HashMap<ThreadId, Arc<OspreyThread>>>,
     env: HashMap<String, String>,
     /// Factories for providers that are not HTTP endpoints (the front end registers them).
     providers: ProviderRegistry,
     osprey_exe: Option<std::path::PathBuf>,
     ignore_rules: bool,
-    ephemeral: bool,
+    pub(crate) ephemeral: bool,
     unattended: bool,
-    originator: String,
-    source: SessionSource,
+    pub(crate) originator: String,
+    pub(crate) source: SessionSource,
+    /// Sub-agents: who spawned whom, their statuses and the sessions notifications go to.
+    pub(crate) agents: crate::agents::AgentRegistry,
 }
 
 /// What a session starts from: nothing (new) or a session file (resume, fork).
-struct SessionInit {
-    thread_id: ThreadId,
-    base_instructions: String,
-    history: Vec<ResponseItem>,
-    turns_so_far: u64,
-    recorder: Option<Arc<RolloutRecorder>>,
-    resumed: bool,
-    warnings: Vec<String>,
+pub(crate) struct SessionInit {
+    pub(crate) thread_id: ThreadId,
+    pub(crate) base_instructions: String,
+    pub(crate) history: Vec<ResponseItem>,
+    pub(crate) turns_so_far: u64,
+    pub(crate) recorder: Option<Arc<RolloutRecorder>>,
+    pub(crate) resumed: bool,
+    pub(crate) warnings: Vec<String>,
+    /// Set for a sub-agent: where it sits in its tree (its status is watched).
+    pub(crate) agent: Option<crate::agents::AgentPlace>,
 }
 
 impl ThreadManager {
     /// `env` is the environment snapshot used for API keys and headers.
     pub fn new(env: HashMap<String, String>) -> Self {
         Self {
-            threads: Mutex::new(HashMap::new()),
-            env,
-            providers: ProviderRegistry::default(),
-            osprey_exe: None,
-            ignore_rules: false,
-            ephemeral: false,
-            unattended: false,
-            originator: "osprey".to_string(),
-            source: SessionSource::Unknown,
+            shared: Arc::new(Shared {
+                env,
+                originator: "osprey".to_string(),
+                source: SessionSource::Unknown,
+                ..Shared::default()
+            }),
         }
+    }
+
+    /// Changes a setting; settings are made before the first thread starts, when nothing
+    /// else holds the state yet.
+    fn configure(mut self, change: impl FnOnce(&mut Shared)) -> Self {
+        match Arc::get_mut(&mut self.shared) {
+            Some(shared) => change(shared),
+            None => tracing::warn!(
+                "a ThreadManager setting was changed after threads started; it was ignored"
+            ),
+        }
+        self
     }
 
     /// Serves `model_provider = "<id>"` with this factory instead of HTTP (the embedded
     /// local model registers itself this way; core never links it).
-    pub fn with_provider(mut self, factory: Arc<dyn ModelProviderFactory>) -> Self {
-        self.providers.register(factory);
-        self
+    pub fn with_provider(self, factory: Arc<dyn ModelProviderFactory>) -> Self {
+        self.configure(|s| s.providers.register(factory))
     }
 
     /// Write no session files (`--ephemeral`).
-    pub fn ephemeral(mut self, ephemeral: bool) -> Self {
-        self.ephemeral = ephemeral;
-        self
+    pub fn ephemeral(self, ephemeral: bool) -> Self {
+        self.configure(|s| s.ephemeral = ephemeral)
     }
 
     /// No person answers approval requests (`osprey exec` declines them all): the model is
     /// told so when one is declined, instead of being told that a user said no.
-    pub fn unattended(mut self, unattended: bool) -> Self {
-        self.unattended = unattended;
-        self
+    pub fn unattended(self, unattended: bool) -> Self {
+        self.configure(|s| s.unattended = unattended)
     }
 
     /// Who is driving the threads, as recorded in session files.
-    pub fn with_origin(mut self, originator: &str, source: SessionSource) -> Self {
-        self.originator = originator.to_string();
-        self.source = source;
-        self
+    pub fn with_origin(self, originator: &str, source: SessionSource) -> Self {
+        let originator = originator.to_string();
+        self.configure(|s| {
+            s.originator = originator;
+            s.source = source;
+        })
     }
 
     /// Skip exec-policy rules files (`--ignore-rules`).
-    pub fn ignore_rules(mut self, ignore: bool) -> Self {
-        self.ignore_rules = ignore;
-        self
+    pub fn ignore_rules(self, ignore: bool) -> Self {
+        self.configure(|s| s.ignore_rules = ignore)
     }
 
     /// The `osprey` executable, which the agent re-enters for sandboxed helpers.
-    pub fn with_osprey_exe(mut self, exe: std::path::PathBuf) -> Self {
-        self.osprey_exe = Some(exe);
-        self
+    pub fn with_osprey_exe(self, exe: std::path::PathBuf) -> Self {
+        self.configure(|s| s.osprey_exe = Some(exe))
     }
 
     /// Starts a new thread with this configuration. Fails before anything is sent when the
     /// provider cannot be used (for example its API key is missing).
     pub async fn start_thread(&self, config: Config) -> Result<Arc<OspreyThread>, CoreError> {
+        self.shared.start_thread(config, None).await
+    }
+
+    /// Continues the thread recorded in `rollout` in the same file, with the same id and the
+    /// same base instructions (unless the config sets them explicitly). The history is
+    /// rebuilt from the file, compactions included. Two processes cannot resume one thread at
+    /// once: the second is refused.
+    pub async fn resume_thread(
+        &self,
+        config: Config,
+        rollout: &Path,
+    ) -> Result<Arc<OspreyThread>, CoreError> {
+        self.shared.resume_thread(config, rollout, None).await
+    }
+
+    /// Copies the first `keep_turns` turns of the thread in `source` (all of them for `None`)
+    /// into a new thread with a new id and file, and starts it.
+    pub async fn fork_thread(
+        &self,
+        config: Config,
+        source: &Path,
+        keep_turns: Option<usize>,
+    ) -> Result<Arc<OspreyThread>, CoreError> {
+        let new_id = ThreadId::new();
+        let path = osprey_rollout::fork_rollout(&config.osprey_home, source, keep_turns, new_id)?;
+        self.resume_thread(config, &path).await
+    }
+
+    pub fn get(&self, id: ThreadId) -> Option<Arc<OspreyThread>> {
+        self.shared.threads.lock().ok()?.get(&id).cloned()
+    }
+
+    /// Forgets a thread: the manager drops its handle and returns it. The thread keeps
+    /// running for whoever still holds a handle; it ends when the last one is dropped (or
+    /// on `Op::Shutdown`).
+    pub fn remove(&self, id: ThreadId) -> Option<Arc<OspreyThread>> {
+        self.shared
+            .threads
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&id)
+    }
+
+    /// The ids of the threads this manager holds, in no particular order (sub-agents
+    /// included, until they are closed).
+    pub fn loaded_ids(&self) -> Vec<ThreadId> {
+        self.shared
+            .threads
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .keys()
+            .copied()
+            .collect()
+    }
+
+    /// Announces every sub-agent thread started from now on (by a thread's `spawn_agent`
+    /// or `resume_agent`), so a front end can read its events and answer its approvals.
+    /// Each subscriber gets every announcement; the handle is in [`ThreadManager::get`] by
+    /// the time it is announced.
+    pub fn subscribe_spawned(&self) -> mpsc::UnboundedReceiver<SpawnedThread> {
+        self.shared.agents.subscribe()
+    }
+
+    /// Where a sub-agent thread sits: its parent, depth and nickname (`None` for a thread
+    /// no agent spawned).
+    pub fn agent_info(&self, id: ThreadId) -> Option<SpawnedThread> {
+        self.shared.agents.info(id)
+    }
+}
+
+pub use crate::agents::SpawnedThread;
+
+impl Shared {
+    /// Starts a new thread; `agent` places a sub-agent in its tree (its session file then
+    /// names its parent, depth and nickname).
+    pub(crate) async fn start_thread(
+        self: &Arc<Self>,
+        config: Config,
+        mut agent: Option<crate::agents::AgentPlace>,
+    ) -> Result<Arc<OspreyThread>, CoreError> {
         let thread_id = ThreadId::new();
         let base_instructions = config
             .base_instructions
@@ -190,6 +292,9 @@ impl ThreadManager {
                 text: base_instructions.clone(),
             });
             meta.git = osprey_rollout::git_info(&config.cwd);
+            if let Some(place) = &agent {
+                place.describe(&mut meta);
+            }
             Some(Arc::new(RolloutRecorder::create(
                 &config.osprey_home,
                 meta,
@@ -201,24 +306,26 @@ impl ThreadManager {
             SessionInit {
                 thread_id,
                 base_instructions,
-                history: Vec::new(),
+                history: agent
+                    .as_mut()
+                    .map(|place| std::mem::take(&mut place.history))
+                    .unwrap_or_default(),
                 turns_so_far: 0,
                 recorder,
                 resumed: false,
                 warnings: Vec::new(),
+                agent,
             },
         )
         .await
     }
 
-    /// Continues the thread recorded in `rollout` in the same file, with the same id and the
-    /// same base instructions (unless the config sets them explicitly). The history is
-    /// rebuilt from the file, compactions included. Two processes cannot resume one thread at
-    /// once: the second is refused.
-    pub async fn resume_thread(
-        &self,
+    /// Resumes the thread recorded in `rollout` (see [`ThreadManager::resume_thread`]).
+    pub(crate) async fn resume_thread(
+        self: &Arc<Self>,
         config: Config,
         rollout: &Path,
+        agent: Option<crate::agents::AgentPlace>,
     ) -> Result<Arc<OspreyThread>, CoreError> {
         let model = self.model_client(&config).await?;
         let (recorder, contents) = if self.ephemeral {
@@ -279,22 +386,10 @@ impl ThreadManager {
                 recorder,
                 resumed: true,
                 warnings,
+                agent,
             },
         )
         .await
-    }
-
-    /// Copies the first `keep_turns` turns of the thread in `source` (all of them for `None`)
-    /// into a new thread with a new id and file, and starts it.
-    pub async fn fork_thread(
-        &self,
-        config: Config,
-        source: &Path,
-        keep_turns: Option<usize>,
-    ) -> Result<Arc<OspreyThread>, CoreError> {
-        let new_id = ThreadId::new();
-        let path = osprey_rollout::fork_rollout(&config.osprey_home, source, keep_turns, new_id)?;
-        self.resume_thread(config, &path).await
     }
 
     async fn model_client(&self, config: &Config) -> Result<ModelClient, CoreError> {
@@ -321,7 +416,7 @@ impl ThreadManager {
     }
 
     async fn spawn(
-        &self,
+        self: &Arc<Self>,
         config: Config,
         model: ModelClient,
         mut init: SessionInit,
@@ -331,7 +426,16 @@ impl ThreadManager {
         let thread_id = init.thread_id;
         let (event_tx, event_rx) = mpsc::unbounded_channel();
         let (op_tx, op_rx) = mpsc::channel(64);
-        let events = EventEmitter::new(thread_id, event_tx).with_recorder(init.recorder.clone());
+        let agent = init.agent.take();
+        let (status_tx, status_rx) = tokio::sync::watch::channel(
+            agent
+                .as_ref()
+                .map_or(AgentStatus::PendingInit, |p| p.initial_status.clone()),
+        );
+        let events = EventEmitter::new(thread_id, event_tx)
+            .with_recorder(init.recorder.clone())
+            .with_status(status_tx);
+        let control = AgentControl::new(Arc::downgrade(self), thread_id);
         let profile = tools::profile_for(&config);
         let settings = ThreadSettings {
             cwd: config.cwd.clone(),
@@ -371,6 +475,7 @@ impl ThreadManager {
         let deps = HandlerDeps {
             commands: Arc::clone(&commands),
             unified_exec: Arc::new(UnifiedExecSessions::new(max_sessions)),
+            agents: control.clone(),
         };
         let registry = tools::build_registry_with_mcp(&config, &profile, &mcp, &deps);
         let session = Arc::new(Session {
@@ -393,7 +498,11 @@ impl ThreadManager {
             turn_counter: Mutex::new(init.turns_so_far),
             compaction_due: Default::default(),
             recorder: init.recorder,
+            agents: control,
+            notifications: Mutex::new(Vec::new()),
         });
+        self.agents
+            .register_session(thread_id, Arc::downgrade(&session));
         session::emit_thread_started(&session, init.resumed);
         let sandbox_warnings = if matches!(
             session.config.sandbox_policy(),
@@ -422,6 +531,8 @@ impl ThreadManager {
                 .events()
                 .emit(None, osprey_protocol::EventMsg::Warning { message });
         }
+        let config = Arc::clone(&session.config);
+        let rollout = session.recorder.as_ref().map(|r| r.path().to_path_buf());
         tokio::spawn(session::run_session(session, op_rx));
         let thread = Arc::new(OspreyThread {
             id: thread_id,
@@ -432,31 +543,20 @@ impl ThreadManager {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(thread_id, Arc::clone(&thread));
+        if let Some(place) = agent {
+            if let Some(parent) = self.agents.session_weak(place.parent) {
+                crate::agents::watch_for_parent(thread_id, status_rx.clone(), parent);
+            }
+            self.agents.insert_child(
+                thread_id,
+                place,
+                Arc::clone(&thread),
+                status_rx,
+                config,
+                rollout,
+            );
+        }
         Ok(thread)
-    }
-
-    pub fn get(&self, id: ThreadId) -> Option<Arc<OspreyThread>> {
-        self.threads.lock().ok()?.get(&id).cloned()
-    }
-
-    /// Forgets a thread: the manager drops its handle and returns it. The thread keeps
-    /// running for whoever still holds a handle; it ends when the last one is dropped (or
-    /// on `Op::Shutdown`).
-    pub fn remove(&self, id: ThreadId) -> Option<Arc<OspreyThread>> {
-        self.threads
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&id)
-    }
-
-    /// The ids of the threads this manager holds, in no particular order.
-    pub fn loaded_ids(&self) -> Vec<ThreadId> {
-        self.threads
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .keys()
-            .copied()
-            .collect()
     }
 }
 

@@ -142,6 +142,7 @@ pub enum CollabTool {
     SendInput,
     Wait,
     CloseAgent,
+    ResumeAgent,
 }
 
 /// An agent's state as a collaboration call last saw it.
@@ -157,6 +158,7 @@ pub struct CollabAgentState {
 pub enum CollabAgentStatus {
     PendingInit,
     Running,
+    Interrupted,
     Completed,
     Errored,
     Shutdown,

@@ -263,6 +263,32 @@ impl HumanEventWriter {
             ThreadItem::Error { message, .. } => {
                 writeln!(err, "{} {message}", s.red(&s.bold("ERROR:")))?;
             }
+            ThreadItem::CollabAgentToolCall {
+                tool,
+                status,
+                receiver_thread_ids,
+                agents_states,
+                ..
+            } => {
+                let tool = serde_json::to_value(tool)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default();
+                let states: Vec<String> = receiver_thread_ids
+                    .iter()
+                    .map(|id| match agents_states.get(id) {
+                        Some(state) => format!("{id} ({})", state.name()),
+                        None => id.clone(),
+                    })
+                    .collect();
+                writeln!(
+                    err,
+                    "{} {tool} {} {}",
+                    s.magenta(&s.bold("agents")),
+                    states.join(", "),
+                    crate::json_output::status_str(*status)
+                )?;
+            }
         }
         Ok(())
     }

@@ -94,6 +94,15 @@ impl JsonEventWriter {
             | EventMsg::TokenCount { .. }
             | EventMsg::Compacted { .. }
             | EventMsg::ShutdownComplete => Vec::new(),
+            // Shown through the `CollabAgentToolCall` item the call emits as well.
+            EventMsg::CollabAgentSpawnBegin { .. }
+            | EventMsg::CollabAgentSpawnEnd { .. }
+            | EventMsg::CollabAgentInteractionBegin { .. }
+            | EventMsg::CollabAgentInteractionEnd { .. }
+            | EventMsg::CollabWaitingBegin { .. }
+            | EventMsg::CollabWaitingEnd { .. }
+            | EventMsg::CollabCloseBegin { .. }
+            | EventMsg::CollabCloseEnd { .. } => Vec::new(),
         }
     }
 
@@ -191,6 +200,22 @@ impl JsonEventWriter {
             ThreadItem::Error { message, .. } => ItemDetails::Error {
                 message: message.clone(),
             },
+            ThreadItem::CollabAgentToolCall {
+                tool,
+                status,
+                sender_thread_id,
+                receiver_thread_ids,
+                prompt,
+                agents_states,
+                ..
+            } => collab_details(
+                *tool,
+                *status,
+                sender_thread_id,
+                receiver_thread_ids,
+                prompt,
+                agents_states,
+            ),
         };
         let item = ExecItem::new(self.id_for(item.id()), details);
         vec![match phase {
@@ -207,6 +232,48 @@ impl JsonEventWriter {
             }],
             None => Vec::new(),
         }
+    }
+}
+
+/// A collaboration call as Codex's `collab_tool_call` item.
+fn collab_details(
+    tool: osprey_protocol::CollabAgentTool,
+    status: osprey_protocol::ItemStatus,
+    sender: &osprey_protocol::ThreadId,
+    receivers: &[String],
+    prompt: &Option<String>,
+    states: &std::collections::BTreeMap<String, osprey_protocol::AgentStatus>,
+) -> ItemDetails {
+    use osprey_exec_events::{CollabAgentState, CollabAgentStatus, CollabTool};
+    use osprey_protocol::{AgentStatus, CollabAgentTool};
+    ItemDetails::CollabToolCall {
+        tool: match tool {
+            CollabAgentTool::SpawnAgent => CollabTool::SpawnAgent,
+            CollabAgentTool::SendInput => CollabTool::SendInput,
+            CollabAgentTool::ResumeAgent => CollabTool::ResumeAgent,
+            CollabAgentTool::Wait => CollabTool::Wait,
+            CollabAgentTool::CloseAgent => CollabTool::CloseAgent,
+        },
+        sender_thread_id: sender.to_string(),
+        receiver_thread_ids: receivers.to_vec(),
+        prompt: prompt.clone(),
+        agents_states: states
+            .iter()
+            .map(|(id, state)| {
+                let status = match state {
+                    AgentStatus::PendingInit => CollabAgentStatus::PendingInit,
+                    AgentStatus::Running => CollabAgentStatus::Running,
+                    AgentStatus::Interrupted => CollabAgentStatus::Interrupted,
+                    AgentStatus::Completed(_) => CollabAgentStatus::Completed,
+                    AgentStatus::Errored(_) => CollabAgentStatus::Errored,
+                    AgentStatus::Shutdown => CollabAgentStatus::Shutdown,
+                    AgentStatus::NotFound => CollabAgentStatus::NotFound,
+                };
+                let message = state.message().map(str::to_string);
+                (id.clone(), CollabAgentState { status, message })
+            })
+            .collect(),
+        status: status_of(status),
     }
 }
 

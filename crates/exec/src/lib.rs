@@ -15,6 +15,7 @@ pub mod human_output;
 pub mod json_output;
 mod prompt_input;
 mod resume_settings;
+mod subagents;
 
 pub use cli_args::{ColorArg, ExecCli, ExecCommand, ForkArgs, ResumeArgs, SandboxArg};
 
@@ -183,6 +184,7 @@ async fn run(
     if let Ok(exe) = std::env::current_exe() {
         manager = manager.with_osprey_exe(exe);
     }
+    subagents::follow(&manager);
     let started = match (&cli.command, &session) {
         (Some(ExecCommand::Resume(_)), Some(path)) => manager.resume_thread(config, path).await,
         (Some(ExecCommand::Fork(args)), Some(path)) => {

@@ -63,6 +63,14 @@ pub fn progress_message(msg: &EventMsg) -> Option<String> {
         | EventMsg::ReasoningDelta { .. }
         | EventMsg::CommandOutputDelta { .. }
         | EventMsg::TokenCount { .. }
+        | EventMsg::CollabAgentSpawnBegin { .. }
+        | EventMsg::CollabAgentSpawnEnd { .. }
+        | EventMsg::CollabAgentInteractionBegin { .. }
+        | EventMsg::CollabAgentInteractionEnd { .. }
+        | EventMsg::CollabWaitingBegin { .. }
+        | EventMsg::CollabWaitingEnd { .. }
+        | EventMsg::CollabCloseBegin { .. }
+        | EventMsg::CollabCloseEnd { .. }
         | EventMsg::ShutdownComplete => return None,
     };
     Some(shorten(&text))
@@ -96,6 +104,7 @@ fn item_started(item: &ThreadItem) -> Option<String> {
         | ThreadItem::AgentMessage { .. }
         | ThreadItem::Reasoning { .. }
         | ThreadItem::TodoList { .. }
+        | ThreadItem::CollabAgentToolCall { .. }
         | ThreadItem::Error { .. } => None,
     }
 }
@@ -133,7 +142,7 @@ fn item_completed(item: &ThreadItem) -> Option<String> {
             Some(format!("plan: {done} of {} steps done", items.len()))
         }
         ThreadItem::Error { message, .. } => Some(format!("error: {message}")),
-        ThreadItem::UserMessage { .. } => None,
+        ThreadItem::UserMessage { .. } | ThreadItem::CollabAgentToolCall { .. } => None,
     }
 }
 

@@ -159,7 +159,15 @@ pub async fn run_turn(thread: &OspreyThread, prompt: String, client: &TurnClient
             | EventMsg::TokenCount { .. }
             | EventMsg::Warning { .. }
             | EventMsg::Error { .. }
-            | EventMsg::Compacted { .. } => {}
+            | EventMsg::Compacted { .. }
+            | EventMsg::CollabAgentSpawnBegin { .. }
+            | EventMsg::CollabAgentSpawnEnd { .. }
+            | EventMsg::CollabAgentInteractionBegin { .. }
+            | EventMsg::CollabAgentInteractionEnd { .. }
+            | EventMsg::CollabWaitingBegin { .. }
+            | EventMsg::CollabWaitingEnd { .. }
+            | EventMsg::CollabCloseBegin { .. }
+            | EventMsg::CollabCloseEnd { .. } => {}
         }
     }
 }

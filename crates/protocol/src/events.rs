@@ -1,7 +1,8 @@
 //! What the agent emits: events tagged with their thread and turn, built around items.
 
 use crate::{
-    AskForApproval, ReviewDecision, SandboxPolicy, ThreadId, TokenUsage, TurnId, WireError,
+    AgentStatus, AskForApproval, CollabAgentTool, CollabReceiver, ReasoningEffort, ReviewDecision,
+    SandboxPolicy, ThreadId, TokenUsage, TurnId, WireError,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -89,6 +90,60 @@ pub enum EventMsg {
     Compacted {
         summary: String,
     },
+    /// A collaboration call began or ended (Codex's `Collab*Begin/End` events). Front ends
+    /// show the `CollabAgentToolCall` item the call also emits; these carry the same facts
+    /// for consumers that follow Codex's core events.
+    CollabAgentSpawnBegin {
+        call_id: String,
+        sender_thread_id: ThreadId,
+        prompt: String,
+    },
+    CollabAgentSpawnEnd {
+        call_id: String,
+        sender_thread_id: ThreadId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        new_thread_id: Option<ThreadId>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        new_agent_nickname: Option<String>,
+        prompt: String,
+        status: AgentStatus,
+    },
+    CollabAgentInteractionBegin {
+        call_id: String,
+        sender_thread_id: ThreadId,
+        receiver_thread_id: String,
+        prompt: String,
+    },
+    CollabAgentInteractionEnd {
+        call_id: String,
+        sender_thread_id: ThreadId,
+        receiver_thread_id: String,
+        prompt: String,
+        status: AgentStatus,
+    },
+    CollabWaitingBegin {
+        call_id: String,
+        sender_thread_id: ThreadId,
+        receiver_thread_ids: Vec<String>,
+    },
+    CollabWaitingEnd {
+        call_id: String,
+        sender_thread_id: ThreadId,
+        /// The agents that reached a final status, by thread id.
+        statuses: std::collections::BTreeMap<String, AgentStatus>,
+    },
+    CollabCloseBegin {
+        call_id: String,
+        sender_thread_id: ThreadId,
+        receiver_thread_id: String,
+    },
+    CollabCloseEnd {
+        call_id: String,
+        sender_thread_id: ThreadId,
+        receiver_thread_id: String,
+        /// The status the agent had before it was closed.
+        status: AgentStatus,
+    },
     ShutdownComplete,
 }
 
@@ -159,6 +214,26 @@ pub enum ThreadItem {
         id: String,
         items: Vec<TodoEntry>,
     },
+    /// A call of a collaboration tool (`spawn_agent`, `send_input`, `wait_agent`,
+    /// `close_agent`, `resume_agent`); the id is the call's.
+    CollabAgentToolCall {
+        id: String,
+        tool: CollabAgentTool,
+        status: ItemStatus,
+        sender_thread_id: ThreadId,
+        /// The agents addressed (for a finished `wait`: the ones that reached a final
+        /// status; for a spawn: empty until it completes).
+        receiver_thread_ids: Vec<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        receiver_agents: Vec<CollabReceiver>,
+        prompt: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reasoning_effort: Option<ReasoningEffort>,
+        /// The last known status of each agent addressed, by thread id.
+        agents_states: std::collections::BTreeMap<String, AgentStatus>,
+    },
     Error {
         id: String,
         message: String,
@@ -175,6 +250,7 @@ impl ThreadItem {
             | Self::FileChange { id, .. }
             | Self::McpToolCall { id, .. }
             | Self::TodoList { id, .. }
+            | Self::CollabAgentToolCall { id, .. }
             | Self::Error { id, .. } => id,
         }
     }

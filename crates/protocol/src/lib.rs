@@ -21,6 +21,7 @@
 //! give ([`ReviewDecision`]) live here too, as does the one error enum that crosses the wire
 //! ([`ErrorKind`] inside [`WireError`]).
 
+mod collab;
 mod error;
 mod events;
 mod ids;
@@ -29,6 +30,7 @@ mod ops;
 mod policy;
 mod usage;
 
+pub use collab::{AgentStatus, CollabAgentTool, CollabReceiver};
 pub use error::{ErrorKind, WireError};
 pub use events::{
     AbortReason, ApprovalRequest, ApprovalRequestKind, CommandSource, Event, EventMsg,
@@ -40,7 +42,5 @@ pub use items::{
     ReasoningContent, ReasoningSummary, ResponseItem,
 };
 pub use ops::{Op, UserInput};
-pub use policy::{
-    AgentStatus, AskForApproval, ReasoningEffort, ReviewDecision, SandboxMode, SandboxPolicy,
-};
+pub use policy::{AskForApproval, ReasoningEffort, ReviewDecision, SandboxMode, SandboxPolicy};
 pub use usage::TokenUsage;

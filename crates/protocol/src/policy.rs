@@ -161,19 +161,6 @@ impl ReasoningEffort {
     }
 }
 
-/// What an agent (thread) is doing, for front ends that supervise several.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum AgentStatus {
-    Idle,
-    Running,
-    WaitingForApproval,
-    Completed,
-    Errored { message: String },
-    Shutdown,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

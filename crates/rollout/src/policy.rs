@@ -47,6 +47,16 @@ pub fn should_persist_event(msg: &EventMsg) -> bool {
         EventMsg::ApprovalRequested(_) => false,
         // About the process, not the conversation: replaying it would end a front end.
         EventMsg::ShutdownComplete => false,
+        // Collaboration calls are kept as their completed `CollabAgentToolCall` item (as
+        // Codex stores them); the begin/end pairs would only repeat it.
+        EventMsg::CollabAgentSpawnBegin { .. }
+        | EventMsg::CollabAgentSpawnEnd { .. }
+        | EventMsg::CollabAgentInteractionBegin { .. }
+        | EventMsg::CollabAgentInteractionEnd { .. }
+        | EventMsg::CollabWaitingBegin { .. }
+        | EventMsg::CollabWaitingEnd { .. }
+        | EventMsg::CollabCloseBegin { .. }
+        | EventMsg::CollabCloseEnd { .. } => false,
     }
 }
 
@@ -61,6 +71,7 @@ fn should_persist_completed_item(item: &ThreadItem) -> bool {
         | ThreadItem::FileChange { .. }
         | ThreadItem::McpToolCall { .. }
         | ThreadItem::TodoList { .. }
+        | ThreadItem::CollabAgentToolCall { .. }
         | ThreadItem::Error { .. } => true,
     }
 }

@@ -71,6 +71,7 @@
 //! `tokio::task::spawn_blocking`.
 
 pub mod args;
+pub mod collab;
 pub mod compact_spec;
 mod error;
 pub mod exec_output;
@@ -93,6 +94,9 @@ pub use args::{
     ReadMode, SandboxPermissions, ShellArgs, ShellCommandArgs, StepStatus, ToolArguments,
     UpdatePlanArgs, ViewImageArgs, WriteStdinArgs, clamp_max_output_tokens, clamp_yield_time_ms,
     parse_arguments,
+};
+pub use collab::{
+    CloseAgentArgs, CollabInputItem, ResumeAgentArgs, SendInputArgs, SpawnAgentArgs, WaitAgentArgs,
 };
 pub use compact_spec::{
     WriteFileArgs, list_dir_compact_spec, read_file_compact_spec, shell_command_compact_spec,

@@ -76,6 +76,9 @@ pub struct StandardTools {
     pub list_dir: bool,
     pub grep_files: bool,
     pub view_image: bool,
+    /// The collaboration tools (`spawn_agent`, `send_input`, `wait_agent`, `close_agent`,
+    /// `resume_agent`), offered last.
+    pub collab: bool,
 }
 
 /// The tools of a thread and the turn aids that come with them.
@@ -123,6 +126,17 @@ impl ToolProfile {
         ];
         for (enabled, name) in optional {
             if enabled {
+                tools.push(ProfileTool::offered(name, Standard));
+            }
+        }
+        if settings.collab {
+            for name in [
+                names::SPAWN_AGENT,
+                names::SEND_INPUT,
+                names::WAIT_AGENT,
+                names::CLOSE_AGENT,
+                names::RESUME_AGENT,
+            ] {
                 tools.push(ProfileTool::offered(name, Standard));
             }
         }
@@ -197,6 +211,7 @@ mod tests {
             list_dir: true,
             grep_files: true,
             view_image: true,
+            collab: false,
         }
     }
 

@@ -38,6 +38,16 @@ pub mod names {
     pub const LIST_MCP_RESOURCE_TEMPLATES: &str = "list_mcp_resource_templates";
     /// Read one MCP resource.
     pub const READ_MCP_RESOURCE: &str = "read_mcp_resource";
+    /// Start a sub-agent (multi-agent collaboration).
+    pub const SPAWN_AGENT: &str = "spawn_agent";
+    /// Send a message to a sub-agent.
+    pub const SEND_INPUT: &str = "send_input";
+    /// Wait for sub-agents to reach a final status.
+    pub const WAIT_AGENT: &str = "wait_agent";
+    /// Close a sub-agent and its descendants.
+    pub const CLOSE_AGENT: &str = "close_agent";
+    /// Reopen a closed sub-agent.
+    pub const RESUME_AGENT: &str = "resume_agent";
 }
 
 /// A JSON schema object describing a function tool's arguments.

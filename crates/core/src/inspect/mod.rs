@@ -150,6 +150,7 @@ mod tests {
             list_dir: false,
             grep_files: false,
             view_image: false,
+            collab: false,
         });
         let mut set = TurnInspectors::for_turn(&profile, &start(dir.path(), &[]));
         assert!(set.initial_context(&start(dir.path(), &[])).is_empty());

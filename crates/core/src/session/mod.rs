@@ -70,6 +70,10 @@ pub(crate) struct Session {
     pub compaction_due: std::sync::atomic::AtomicBool,
     /// The session file (none when ephemeral).
     pub recorder: Option<Arc<RolloutRecorder>>,
+    /// This thread's view of its sub-agents (interrupted and closed with it).
+    pub agents: crate::agents::AgentControl,
+    /// `<subagent_notification>` messages of children that finished, for the next request.
+    pub notifications: Mutex<Vec<ResponseItem>>,
 }
 
 impl Session {
@@ -101,6 +105,24 @@ impl Session {
         }
         if let Ok(mut history) = self.history.lock() {
             history.extend(items);
+        }
+    }
+
+    /// Queues a message for the history, recorded before the next model request (now, if a
+    /// turn is running; else when the next turn starts).
+    pub fn queue_notification(&self, item: ResponseItem) {
+        self.notifications
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(item);
+    }
+
+    /// Records the queued notifications.
+    pub fn record_notifications(&self) {
+        let queued =
+            std::mem::take(&mut *self.notifications.lock().unwrap_or_else(|e| e.into_inner()));
+        if !queued.is_empty() {
+            self.record(queued);
         }
     }
 
@@ -298,6 +320,8 @@ impl Actor {
                 if let Some(turn) = self.running.as_ref() {
                     turn.cancel.cancel();
                 }
+                // A parent that stops stops its sub-agents' work too.
+                session.agents.interrupt_children().await;
             }
             Op::ResolveApproval { id, decision } => {
                 if !session
@@ -322,6 +346,7 @@ impl Actor {
                     turn.cancel.cancel();
                     let _ = turn.handle.await;
                 }
+                session.agents.close_children().await;
                 session.services.unified_exec.kill_all().await;
                 session.mcp.shutdown().await;
                 session.sync().await;
@@ -351,6 +376,12 @@ impl Actor {
     /// Starts the task now, or queues it behind the running one; answers with its turn id
     /// either way.
     fn enqueue(&mut self, task: Task, context: TurnContext, reply: Option<TurnReply>) {
+        if matches!(task, Task::Turn(_)) {
+            // Supervisors see the thread as working from the moment it took the input.
+            self.session
+                .events()
+                .set_status(osprey_protocol::AgentStatus::Running);
+        }
         answer(reply, Ok(context.turn_id.clone()));
         let pending = PendingTurn { task, context };
         if self.running.is_some() {

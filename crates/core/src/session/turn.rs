@@ -180,6 +180,7 @@ async fn step(
     for input in state.steer.take() {
         record_user_input(session, turn, &input);
     }
+    session.record_notifications();
     let mut prompt = build_prompt(session, turn);
     if compaction_due(session, state, &prompt) {
         if let Err(error) = crate::compact::compact(session, turn, None).await {

@@ -30,6 +30,8 @@ pub struct HandlerDeps {
     pub commands: Arc<CommandServices>,
     /// Live `exec_command` sessions (for `exec_command` and `write_stdin`).
     pub unified_exec: Arc<UnifiedExecSessions>,
+    /// The thread's view of the sub-agent service (for the collaboration tools).
+    pub agents: crate::agents::AgentControl,
 }
 
 #[cfg(test)]
@@ -45,6 +47,7 @@ impl HandlerDeps {
                 osprey_exe: None,
             }),
             unified_exec: Arc::new(UnifiedExecSessions::new(4)),
+            agents: crate::agents::AgentControl::detached(),
         }
     }
 }

@@ -22,6 +22,7 @@ pub use registry::{ToolHandler, ToolRegistry};
 
 use context::HandlerDeps;
 use handlers::apply_patch::ApplyPatchHandler;
+use handlers::collab;
 use handlers::files::{GrepFilesHandler, ListDirHandler, ReadFileHandler, ViewImageHandler};
 use handlers::local::{LocalListDirHandler, LocalReadFileHandler, LocalShellCommandHandler};
 use handlers::plan::UpdatePlanHandler;
@@ -66,6 +67,7 @@ fn standard_tools(config: &Config, freeform_tools: bool) -> StandardTools {
         list_dir: tools.list_dir,
         grep_files: tools.grep_files,
         view_image: tools.view_image,
+        collab: config.features.multi_agent(),
     }
 }
 
@@ -74,6 +76,7 @@ fn standard_tools(config: &Config, freeform_tools: bool) -> StandardTools {
 /// here, and the profile entry.
 fn handler_for(tool: &ProfileTool, deps: &HandlerDeps) -> Option<Arc<dyn ToolHandler>> {
     let commands = || Arc::clone(&deps.commands);
+    let agents = || deps.agents.clone();
     use ToolVariant::{Compact, Function};
     use osprey_tools::names::*;
     let handler: Arc<dyn ToolHandler> = match (tool.name, tool.variant) {
@@ -114,6 +117,11 @@ fn handler_for(tool: &ProfileTool, deps: &HandlerDeps) -> Option<Arc<dyn ToolHan
         (LIST_DIR, _) => Arc::new(ListDirHandler),
         (GREP_FILES, _) => Arc::new(GrepFilesHandler),
         (VIEW_IMAGE, _) => Arc::new(ViewImageHandler),
+        (SPAWN_AGENT, _) => Arc::new(collab::SpawnAgentHandler { agents: agents() }),
+        (SEND_INPUT, _) => Arc::new(collab::SendInputHandler { agents: agents() }),
+        (WAIT_AGENT, _) => Arc::new(collab::WaitAgentHandler { agents: agents() }),
+        (CLOSE_AGENT, _) => Arc::new(collab::CloseAgentHandler { agents: agents() }),
+        (RESUME_AGENT, _) => Arc::new(collab::ResumeAgentHandler { agents: agents() }),
         _ => return None,
     };
     Some(handler)

@@ -2,6 +2,7 @@
 //! line in `build_registry`, one test.
 
 pub mod apply_patch;
+pub mod collab;
 pub mod files;
 pub mod local;
 pub mod mcp;

@@ -1,0 +1,400 @@
+//! One thread's view of the agent registry: what the collaboration tools do.
+
+use super::{AgentPlace, AgentStatus};
+use crate::error::CoreError;
+use crate::thread_manager::Shared;
+use crate::turn_context::TurnContext;
+use osprey_config::features::MULTI_AGENT;
+use osprey_protocol::{Op, ReasoningEffort, ThreadId, UserInput};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+/// Why a collaboration call failed, in Codex's words where Codex has them; each becomes the
+/// call's failed output, which the model can act on.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CollabError {
+    #[error("agent with id {0} not found")]
+    NotFound(String),
+    #[error("collab spawn failed: agent thread limit reached")]
+    ThreadLimit,
+    #[error("Agent depth limit reached. Solve the task yourself.")]
+    DepthLimit,
+    #[error("agent ids must be non-empty")]
+    NoTargets,
+    #[error("collab spawn failed: {0}")]
+    Spawn(String),
+    #[error("agent with id {0} is closed; reopen it with resume_agent before sending it input")]
+    Closed(ThreadId),
+    #[error("agent with id {0} ended without reporting a final status")]
+    StatusLost(ThreadId),
+    #[error("agent with id {id} could not be reopened: {why}")]
+    Resume { id: ThreadId, why: String },
+    #[error("agent with id {id} did not take the input: {reason}")]
+    Send { id: ThreadId, reason: String },
+    #[error("sub-agents are not available: the thread manager that started this thread is gone")]
+    ManagerGone,
+}
+
+/// What `spawn_agent` asks for, its arguments already read.
+pub(crate) struct SpawnRequest {
+    pub input: Vec<UserInput>,
+    pub fork_context: bool,
+    pub model: Option<String>,
+    pub effort: Option<ReasoningEffort>,
+}
+
+/// What `wait_agent` found: the agents that reached a final status, or a timeout.
+pub(crate) struct WaitOutcome {
+    pub statuses: BTreeMap<String, AgentStatus>,
+    pub timed_out: bool,
+}
+
+/// The collaboration service as one thread sees it. Cheap to clone.
+#[derive(Clone)]
+pub(crate) struct AgentControl {
+    manager: Weak<Shared>,
+    thread_id: ThreadId,
+}
+
+impl AgentControl {
+    pub(crate) fn new(manager: Weak<Shared>, thread_id: ThreadId) -> Self {
+        Self { manager, thread_id }
+    }
+
+    /// A control with no manager behind it (unit tests of the tool table).
+    #[cfg(test)]
+    pub(crate) fn detached() -> Self {
+        Self::new(Weak::new(), ThreadId::new())
+    }
+
+    pub(crate) fn thread_id(&self) -> ThreadId {
+        self.thread_id
+    }
+
+    fn manager(&self) -> Result<Arc<Shared>, CollabError> {
+        self.manager.upgrade().ok_or(CollabError::ManagerGone)
+    }
+
+    /// Starts a child on `request.input` and returns its id, nickname and status
+    /// (`pending_init`: its turn has been submitted but has not started).
+    pub(crate) async fn spawn(
+        &self,
+        turn: &TurnContext,
+        request: SpawnRequest,
+    ) -> Result<(ThreadId, String, AgentStatus), CollabError> {
+        let manager = self.manager()?;
+        let agents = &manager.agents;
+        let (root, depth) = agents.root_and_depth(self.thread_id);
+        let limits = &turn.config.agents;
+        let depth = depth + 1;
+        if depth > limits.max_depth {
+            return Err(CollabError::DepthLimit);
+        }
+        let (reservation, nickname) = agents
+            .reserve(root, limits.max_concurrent_threads_per_session)
+            .ok_or(CollabError::ThreadLimit)?;
+        let history = if request.fork_context {
+            let mut history = agents
+                .session(self.thread_id)
+                .map(|s| s.history_snapshot())
+                .unwrap_or_default();
+            crate::history::close_dangling_calls(&mut history);
+            history
+        } else {
+            Vec::new()
+        };
+        let config = self.child_config(turn, &request, depth, &nickname)?;
+        let place = AgentPlace {
+            parent: self.thread_id,
+            root,
+            depth,
+            nickname: nickname.clone(),
+            initial_status: AgentStatus::PendingInit,
+            history,
+        };
+        let thread = manager
+            .start_thread(config, Some(place))
+            .await
+            .map_err(|e| CollabError::Spawn(e.to_string()))?;
+        drop(reservation);
+        let id = thread.id();
+        let status = self.status(id);
+        let turn = Op::UserTurn {
+            items: request.input,
+            cwd: None,
+            approval_policy: None,
+            sandbox_policy: None,
+            model: None,
+            effort: None,
+            output_schema: None,
+        };
+        thread
+            .start_turn(turn)
+            .await
+            .map_err(|e: CoreError| CollabError::Send {
+                id,
+                reason: e.to_string(),
+            })?;
+        Ok((id, nickname, status))
+    }
+
+    /// The parent's configuration as the child runs it: the turn's cwd, policies and model
+    /// (or the overrides), no collaboration tools at the depth limit, and the headers that
+    /// name the thread to the model provider (as Codex sends them).
+    fn child_config(
+        &self,
+        turn: &TurnContext,
+        request: &SpawnRequest,
+        depth: u32,
+        nickname: &str,
+    ) -> Result<osprey_config::Config, CollabError> {
+        let mut config = (*turn.config).clone();
+        config.cwd = turn.cwd.clone();
+        let refused = |e: osprey_config::ConfigError| CollabError::Spawn(e.to_string());
+        config
+            .set_approval_policy(turn.approval_policy)
+            .map_err(refused)?;
+        config
+            .set_sandbox_policy(turn.sandbox_policy.clone())
+            .map_err(refused)?;
+        config.model = request
+            .model
+            .clone()
+            .or_else(|| config.agents.default_subagent_model.clone())
+            .unwrap_or_else(|| turn.model.clone());
+        config.model_reasoning_effort = request.effort.or(turn.effort);
+        if depth >= config.agents.max_depth {
+            config.features.set(MULTI_AGENT, false);
+        }
+        let parent = self.thread_id.to_string();
+        let metadata = json!({
+            "thread_source": "subagent",
+            "subagent_kind": "thread_spawn",
+            "parent_thread_id": parent,
+            "parent_turn_id": turn.turn_id.0,
+            "agent_name": "/root",
+            "agent_nickname": nickname,
+            "depth": depth,
+        });
+        let headers = &mut config.model_provider.http_headers;
+        headers.insert("x-openai-subagent".into(), "collab_spawn".into());
+        headers.insert("x-codex-parent-thread-id".into(), parent);
+        headers.insert("x-codex-turn-metadata".into(), metadata.to_string());
+        Ok(config)
+    }
+
+    /// An agent's current status (`not_found` for an id the registry does not know).
+    pub(crate) fn status(&self, id: ThreadId) -> AgentStatus {
+        self.manager
+            .upgrade()
+            .and_then(|m| m.agents.with_entry(id, |e| e.status.borrow().clone()))
+            .unwrap_or(AgentStatus::NotFound)
+    }
+
+    /// Gives an open agent new input: a new turn (after interrupting the current one when
+    /// `interrupt`), or queued behind the running one. Returns the turn's id.
+    pub(crate) async fn send(
+        &self,
+        id: ThreadId,
+        input: Vec<UserInput>,
+        interrupt: bool,
+    ) -> Result<String, CollabError> {
+        let manager = self.manager()?;
+        let (thread, closed) = manager
+            .agents
+            .with_entry(id, |e| (Arc::clone(&e.thread), e.closed))
+            .ok_or_else(|| CollabError::NotFound(id.to_string()))?;
+        if closed {
+            return Err(CollabError::Closed(id));
+        }
+        let failed = |e: CoreError| CollabError::Send {
+            id,
+            reason: e.to_string(),
+        };
+        if interrupt {
+            thread.submit(Op::Interrupt).await.map_err(failed)?;
+        }
+        let turn = thread
+            .start_turn(Op::UserTurn {
+                items: input,
+                cwd: None,
+                approval_policy: None,
+                sandbox_policy: None,
+                model: None,
+                effort: None,
+                output_schema: None,
+            })
+            .await
+            .map_err(failed)?;
+        Ok(turn.0)
+    }
+
+    /// Waits until any of `targets` reaches a final status, `timeout` passes, or `cancel`
+    /// fires (then `None`). Unknown ids count as final (`not_found`).
+    pub(crate) async fn wait(
+        &self,
+        targets: &[String],
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<Option<WaitOutcome>, CollabError> {
+        if targets.is_empty() {
+            return Err(CollabError::NoTargets);
+        }
+        let manager = self.manager()?;
+        let mut statuses = BTreeMap::new();
+        // Subscribe first: each receiver is a clone taken under the registry lock, and its
+        // current value is read through it below, so a change after the read wakes us.
+        let mut watched: Vec<(ThreadId, watch::Receiver<AgentStatus>)> = Vec::new();
+        for target in targets {
+            let receiver = target
+                .parse::<ThreadId>()
+                .ok()
+                .and_then(|id| Some((id, manager.agents.with_entry(id, |e| e.status.clone())?)));
+            match receiver {
+                Some(pair) => watched.push(pair),
+                None => {
+                    statuses.insert(target.clone(), AgentStatus::NotFound);
+                }
+            }
+        }
+        drop(manager);
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            for (id, receiver) in &mut watched {
+                let status = receiver.borrow_and_update().clone();
+                if status.is_final() {
+                    statuses.insert(id.to_string(), status);
+                }
+            }
+            if !statuses.is_empty() {
+                return Ok(Some(WaitOutcome {
+                    statuses,
+                    timed_out: false,
+                }));
+            }
+            let changes = futures::future::select_all(
+                watched
+                    .iter_mut()
+                    .map(|(id, receiver)| {
+                        let id = *id;
+                        Box::pin(async move { receiver.changed().await.map_err(|_| id) })
+                    })
+                    .collect::<Vec<_>>(),
+            );
+            tokio::select! {
+                (changed, _, _) = changes => {
+                    if let Err(id) = changed {
+                        return Err(CollabError::StatusLost(id));
+                    }
+                }
+                _ = tokio::time::sleep_until(deadline) => {
+                    return Ok(Some(WaitOutcome { statuses, timed_out: true }));
+                }
+                _ = cancel.cancelled() => return Ok(None),
+            }
+        }
+    }
+
+    /// Closes `id` and its open descendants; returns the status `id` had before.
+    pub(crate) async fn close(&self, id: ThreadId) -> Result<AgentStatus, CollabError> {
+        let manager = self.manager()?;
+        let previous = manager
+            .agents
+            .with_entry(id, |e| {
+                if e.closed {
+                    AgentStatus::Shutdown
+                } else {
+                    e.status.borrow().clone()
+                }
+            })
+            .ok_or_else(|| CollabError::NotFound(id.to_string()))?;
+        shut_down(&manager, manager.agents.close_tree(id)).await;
+        Ok(previous)
+    }
+
+    /// Reopens a closed agent from its session file; returns its status (the one it had
+    /// when it was closed; `interrupted` if it was still working then).
+    pub(crate) async fn resume(&self, id: ThreadId) -> Result<AgentStatus, CollabError> {
+        let manager = self.manager()?;
+        let found = manager.agents.with_entry(id, |e| {
+            (
+                e.closed,
+                e.place.clone(),
+                e.status.clone(),
+                Arc::clone(&e.config),
+                e.rollout.clone(),
+            )
+        });
+        let (closed, mut place, mut status, config, rollout) =
+            found.ok_or_else(|| CollabError::NotFound(id.to_string()))?;
+        if !closed {
+            return Ok(status.borrow().clone());
+        }
+        let Some(rollout) = rollout else {
+            return Err(CollabError::Resume {
+                id,
+                why: "it kept no session file (ephemeral)".to_string(),
+            });
+        };
+        // The old session must have let go of its file: wait for its status channel to end.
+        let _ = tokio::time::timeout(Duration::from_secs(10), async {
+            while status.changed().await.is_ok() {}
+        })
+        .await;
+        let last = status.borrow().clone();
+        place.initial_status = match last {
+            AgentStatus::PendingInit | AgentStatus::Running | AgentStatus::Shutdown => {
+                AgentStatus::Interrupted
+            }
+            other => other,
+        };
+        place.history = Vec::new();
+        let reopened = place.initial_status.clone();
+        manager
+            .resume_thread((*config).clone(), &rollout, Some(place))
+            .await
+            .map_err(|e| CollabError::Resume {
+                id,
+                why: e.to_string(),
+            })?;
+        Ok(reopened)
+    }
+
+    /// Interrupts the running turns of this thread's children (the parent was interrupted).
+    pub(crate) async fn interrupt_children(&self) {
+        let Some(manager) = self.manager.upgrade() else {
+            return;
+        };
+        for (_, thread) in manager.agents.children(self.thread_id) {
+            let _ = thread.submit(Op::Interrupt).await;
+        }
+    }
+
+    /// Closes every open descendant of this thread (it is shutting down).
+    pub(crate) async fn close_children(&self) {
+        let Some(manager) = self.manager.upgrade() else {
+            return;
+        };
+        let mut closed = Vec::new();
+        for (child, _) in manager.agents.children(self.thread_id) {
+            closed.extend(manager.agents.close_tree(child));
+        }
+        shut_down(&manager, closed).await;
+    }
+}
+
+/// Shuts the threads down and forgets their handles in the manager.
+async fn shut_down(manager: &Shared, threads: Vec<(ThreadId, Arc<crate::OspreyThread>)>) {
+    for (id, thread) in threads {
+        let _ = thread.submit(Op::Shutdown).await;
+        manager
+            .threads
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&id);
+    }
+}
