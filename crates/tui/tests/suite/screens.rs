@@ -443,3 +443,28 @@ fn double_bang_shares_the_command_and_its_output_with_the_model() {
     tui.send(b"\x04");
     assert!(tui.wait_exit());
 }
+
+/// Regression: a key typed while a resize arrived was lost. crossterm's default (mio)
+/// event source is edge-triggered and returned the resize without reading the key that
+/// became readable in the same wake-up, so the key waited for the next byte; the UI now
+/// uses crossterm's level-triggered `/dev/tty` source.
+#[test]
+fn keys_typed_during_a_resize_burst_all_reach_the_composer() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockModelServer::start(Vec::new()));
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let work = tempfile::tempdir().unwrap();
+    let tui = PtySession::spawn(&home, work.path(), &[], 30, 100);
+    tui.wait_text("Ask Osprey to do anything");
+    let letters: Vec<u8> = (0..40u8).map(|i| b'a' + i % 26).collect();
+    for (i, letter) in letters.iter().enumerate() {
+        let i = u16::try_from(i).unwrap();
+        tui.resize(24 + i % 3, 80 + (i % 4) * 5);
+        tui.send(&[*letter]);
+    }
+    tui.resize(30, 100);
+    let expected = format!("› {}", String::from_utf8(letters).unwrap());
+    tui.wait_for("every key typed during the resizes in the composer", |s| {
+        s.lines().any(|l| l == expected)
+    });
+}
