@@ -5,7 +5,7 @@
 //! `--osprey-run-as-apply-patch` (the patch virtual command, also used inside the sandbox).
 //! The sandbox helper (`osprey-linux-sandbox`) is entered the same way.
 //! Without a subcommand (`osprey`, `osprey "prompt"`) the interactive terminal UI opens
-//! (`osprey-tui`). Otherwise dispatch is on clap subcommands: `exec`, `resume`, `app-server`, `mcp`, `mcp-server`, `model`, `sessions`, `sandbox`,
+//! (`osprey-tui`). Otherwise dispatch is on clap subcommands: `exec`, `resume`, `app-server`, `exec-server`, `mcp`, `mcp-server`, `model`, `sessions`, `sandbox`,
 //! `execpolicy check`, `completion`. Each subcommand's clap structs live in [`commands`] (or,
 //! for `exec`, in the `osprey-exec` front end); the library crates behind them take plain
 //! values.
@@ -47,6 +47,9 @@ enum Command {
     McpServer,
     /// Serve Codex's app-server protocol (JSON-RPC) for editors and other clients.
     AppServer(commands::app_server::AppServerCli),
+    /// Run this machine's processes and file operations for an agent elsewhere (Codex's
+    /// exec-server protocol over stdio or WebSocket).
+    ExecServer(commands::exec_server::ExecServerCli),
     /// The embedded local model: `fetch` it, or `serve` it as an OpenAI-compatible server.
     Model(commands::model::ModelCli),
     /// Continue a recorded session in the interactive UI.
@@ -124,6 +127,7 @@ fn run_command(command: Command) -> i32 {
             VERSION,
             vec![osprey_local_model::LocalModelProvider::shared()],
         )),
+        Command::ExecServer(cli) => entry::block_on(commands::exec_server::run(cli, VERSION)),
         Command::McpServer => entry::block_on(osprey_mcp_server::run_main(
             VERSION,
             vec![osprey_local_model::LocalModelProvider::shared()],

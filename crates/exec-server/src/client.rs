@@ -146,7 +146,27 @@ pub struct ExecServerClient {
     next_id: AtomicI64,
     response: InitializeResponse,
     call_timeout: Duration,
-    _child: Option<PipedChild>,
+    child: Option<PipedChild>,
+}
+
+/// How long a server started by [`ExecServerClient::connect_program`] gets to exit by
+/// itself after its stdin closes (it stops its processes then) before it is killed.
+const CHILD_EXIT_GRACE: Duration = Duration::from_secs(3);
+
+impl Drop for ExecServerClient {
+    /// Closing the connection (the writer ends with this value, closing the server's
+    /// stdin) lets the server clean up its processes; it is killed only if it lingers.
+    fn drop(&mut self) {
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = tokio::time::timeout(CHILD_EXIT_GRACE, child.wait()).await;
+                drop(child);
+            });
+        }
+    }
 }
 
 impl std::fmt::Debug for ExecServerClient {
@@ -300,7 +320,7 @@ impl ExecServerClient {
                 },
             },
             call_timeout: options.initialize_timeout,
-            _child: child,
+            child,
         };
         let params = InitializeParams {
             client_name: options.client_name,

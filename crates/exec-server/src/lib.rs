@@ -19,7 +19,10 @@
 
 pub mod client;
 pub mod protocol;
+mod run;
 pub mod server;
 pub mod transport;
 pub mod uri;
 pub mod version_gate;
+
+pub use run::{RunOptions, run_main};

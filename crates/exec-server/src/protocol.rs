@@ -236,8 +236,8 @@ pub struct ProcessReadResponse {
 pub struct ProcessWriteParams {
     pub process_id: String,
     pub chunk: String,
-    #[serde(default)]
-    pub write_id: Option<String>,
+    /// The client's name for this write (required, as in Codex).
+    pub write_id: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -5,6 +5,7 @@
 
 pub mod app_server;
 pub mod completion;
+pub mod exec_server;
 pub mod execpolicy;
 pub mod mcp;
 pub mod model;

@@ -56,6 +56,16 @@ pub enum BackendArg {
     Bubblewrap,
 }
 
+impl From<BackendArg> for LinuxBackend {
+    fn from(arg: BackendArg) -> Self {
+        match arg {
+            BackendArg::Auto => LinuxBackend::Auto,
+            BackendArg::Landlock => LinuxBackend::Landlock,
+            BackendArg::Bubblewrap => LinuxBackend::Bubblewrap,
+        }
+    }
+}
+
 impl SandboxArgs {
     /// The plain request these flags describe.
     pub fn to_command(&self) -> SandboxCommand {
@@ -69,11 +79,7 @@ impl SandboxArgs {
             network: self.network,
             exclude_tmpdir_env_var: self.exclude_tmpdir_env_var,
             exclude_slash_tmp: self.exclude_slash_tmp,
-            backend: match self.backend {
-                BackendArg::Auto => LinuxBackend::Auto,
-                BackendArg::Landlock => LinuxBackend::Landlock,
-                BackendArg::Bubblewrap => LinuxBackend::Bubblewrap,
-            },
+            backend: self.backend.into(),
             command: self.command.clone(),
         }
     }

@@ -12,7 +12,7 @@ use osprey_app_server_protocol::jsonrpc::{
     JsonRpcErrorBody, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, RequestId,
 };
 use serde_json::{Value, json};
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::mpsc;
 
 use super::fs;
 use super::processes::{Notifier, ProcessTable};
@@ -32,8 +32,10 @@ pub async fn serve_lines(
     mut incoming: mpsc::Receiver<String>,
     outgoing: mpsc::UnboundedSender<String>,
 ) {
+    let (jobs, queue) = mpsc::unbounded_channel::<Job>();
+    let workers = config.concurrent_requests.max(1);
     let connection = Arc::new(Connection {
-        permits: Arc::new(Semaphore::new(config.concurrent_requests.max(1))),
+        jobs,
         config,
         outgoing,
         session_id: uuid::Uuid::now_v7().to_string(),
@@ -41,6 +43,12 @@ pub async fn serve_lines(
         initialized: AtomicBool::new(false),
         processes: Arc::new(ProcessTable::default()),
     });
+    // Workers take requests in arrival order; with one worker (the default) a request
+    // starts only when the one before it has been answered.
+    let queue = Arc::new(tokio::sync::Mutex::new(queue));
+    let worker_tasks: Vec<_> = (0..workers)
+        .map(|_| tokio::spawn(work(Arc::clone(&connection), Arc::clone(&queue))))
+        .collect();
     while let Some(text) = incoming.recv().await {
         match JsonRpcMessage::parse(&text) {
             Ok(JsonRpcMessage::Request(request)) => connection.on_request(request),
@@ -53,6 +61,34 @@ pub async fn serve_lines(
     }
     tracing::debug!("client closed the connection; stopping its processes");
     connection.processes.kill_all();
+    for task in worker_tasks {
+        task.abort();
+    }
+}
+
+/// One request that passed the lifecycle checks.
+struct Job {
+    id: RequestId,
+    method: String,
+    params: Option<Value>,
+}
+
+async fn work(
+    connection: Arc<Connection>,
+    queue: Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<Job>>>,
+) {
+    loop {
+        let next = queue.lock().await.recv().await;
+        let Some(Job { id, method, params }) = next else {
+            return;
+        };
+        if method == method::PROCESS_START {
+            connection.start_process(id, params);
+            continue;
+        }
+        let result = connection.dispatch(&method, params).await;
+        connection.reply(id, result);
+    }
 }
 
 struct Connection {
@@ -62,7 +98,7 @@ struct Connection {
     initialize_requested: AtomicBool,
     initialized: AtomicBool,
     processes: Arc<ProcessTable>,
-    permits: Arc<Semaphore>,
+    jobs: mpsc::UnboundedSender<Job>,
 }
 
 /// The method family named in lifecycle errors, or `None` for a method not served.
@@ -134,7 +170,7 @@ impl Connection {
         }
     }
 
-    fn on_request(self: &Arc<Self>, request: JsonRpcRequest) {
+    fn on_request(&self, request: JsonRpcRequest) {
         let JsonRpcRequest { id, method, params } = request;
         if method == method::INITIALIZE {
             let result = self.initialize(params);
@@ -155,19 +191,7 @@ impl Connection {
             self.reply(id, Err(RpcError::invalid_request(message)));
             return;
         }
-        let this = Arc::clone(self);
-        let permits = Arc::clone(&self.permits);
-        tokio::spawn(async move {
-            let Ok(_permit) = permits.acquire_owned().await else {
-                return;
-            };
-            if method == method::PROCESS_START {
-                this.start_process(id, params);
-                return;
-            }
-            let result = this.dispatch(&method, params).await;
-            this.reply(id, result);
-        });
+        let _ = self.jobs.send(Job { id, method, params });
     }
 
     fn initialize(&self, params: Option<Value>) -> Result<Value, RpcError> {

@@ -197,17 +197,20 @@ impl ProcessTable {
         }
     }
 
-    /// `process/signal`.
+    /// `process/signal`. An unknown or forgotten process is not an error (as in Codex):
+    /// there is nothing left to signal.
     pub(crate) fn signal(&self, id: &str, signal: &str) -> Result<(), RpcError> {
-        let managed = self.get(id).ok_or_else(|| unknown(id))?;
+        if !matches!(signal, "interrupt" | "kill" | "terminate") {
+            return Err(RpcError::invalid_params(format!(
+                "unknown signal `{signal}`; use interrupt, terminate or kill"
+            )));
+        }
+        let Some(managed) = self.get(id) else {
+            return Ok(());
+        };
         match signal {
             "interrupt" => managed.handle.interrupt(),
-            "kill" | "terminate" => managed.handle.kill(),
-            other => {
-                return Err(RpcError::invalid_params(format!(
-                    "unknown signal `{other}`; use interrupt, terminate or kill"
-                )));
-            }
+            _ => managed.handle.kill(),
         }
         Ok(())
     }

@@ -1,0 +1,264 @@
+//! Processes through the real server: streams, sequence numbers, buffered reads, PTYs,
+//! signals, the server's own sandbox, and cleanup when the client goes.
+
+use std::time::Duration;
+
+use osprey_exec_server::protocol::{ProcessReadResponse, ProcessWriteResponse, method};
+use serde_json::json;
+
+use super::common::{collect, connect, run, start_params};
+
+#[tokio::test]
+async fn output_streams_exit_and_close_arrive_in_sequence() {
+    let dir = tempfile::tempdir().unwrap();
+    let client = connect(dir.path(), &[]).await;
+    let done = run(
+        &client,
+        "p1",
+        "echo hi; echo err >&2; sleep 0.1; exit 3",
+        dir.path(),
+    )
+    .await;
+    assert_eq!(done.stdout, "hi\n");
+    assert_eq!(done.stderr, "err\n");
+    assert_eq!(done.exit_code, Some(3));
+    assert!(!done.sandbox_denied);
+    let mut sorted = done.seqs.clone();
+    sorted.sort_unstable();
+    assert_eq!(done.seqs, sorted, "notifications out of order");
+    assert_eq!(done.seqs.first(), Some(&1));
+
+    // Buffered: a read after the close still has every chunk.
+    let read: ProcessReadResponse = client
+        .call(
+            method::PROCESS_READ,
+            json!({"processId": "p1", "afterSeq": null, "maxBytes": 65536, "waitMs": 0}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(read.chunks.len(), 2);
+    assert!(read.exited && read.closed);
+    assert_eq!(read.exit_code, Some(3));
+    assert_eq!(read.next_seq, read.chunks[1].seq + 1);
+    let after: ProcessReadResponse = client
+        .call(
+            method::PROCESS_READ,
+            json!({"processId": "p1", "afterSeq": read.chunks[0].seq}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(after.chunks.len(), 1);
+
+    let again = client
+        .call::<serde_json::Value>(
+            method::PROCESS_START,
+            start_params("p1", "true", dir.path(), false),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        again.to_string().contains("process p1 already exists"),
+        "{again}"
+    );
+}
+
+#[tokio::test]
+async fn a_terminal_process_echoes_input_and_a_pipe_needs_pipe_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    let client = connect(dir.path(), &[]).await;
+    let events = client.watch_process("tty");
+    client
+        .call::<serde_json::Value>(
+            method::PROCESS_START,
+            start_params("tty", "read x; echo got:$x", dir.path(), true),
+        )
+        .await
+        .unwrap();
+    let wrote: ProcessWriteResponse = client
+        .call(
+            method::PROCESS_WRITE,
+            json!({"processId": "tty", "chunk": "aGVsbG8K", "writeId": "w1"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(wrote.status, "accepted");
+    let done = collect(events).await;
+    assert!(
+        done.pty.contains("hello\r\n") && done.pty.contains("got:hello"),
+        "{:?}",
+        done.pty
+    );
+    assert_eq!(done.exit_code, Some(0));
+
+    let events = client.watch_process("nopipe");
+    client
+        .call::<serde_json::Value>(
+            method::PROCESS_START,
+            start_params("nopipe", "sleep 0.3", dir.path(), false),
+        )
+        .await
+        .unwrap();
+    let wrote: ProcessWriteResponse = client
+        .call(
+            method::PROCESS_WRITE,
+            json!({"processId": "nopipe", "chunk": "eAo=", "writeId": "w2"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(wrote.status, "stdinClosed");
+    collect(events).await;
+    let unknown: ProcessWriteResponse = client
+        .call(
+            method::PROCESS_WRITE,
+            json!({"processId": "ghost", "chunk": "eAo=", "writeId": "w3"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(unknown.status, "unknownProcess");
+}
+
+#[tokio::test]
+async fn terminate_and_interrupt_stop_the_process_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let client = connect(dir.path(), &[]).await;
+    let events = client.watch_process("long");
+    client
+        .call::<serde_json::Value>(
+            method::PROCESS_START,
+            start_params("long", "sleep 30 & wait", dir.path(), false),
+        )
+        .await
+        .unwrap();
+    let stopped: serde_json::Value = client
+        .call(method::PROCESS_TERMINATE, json!({"processId": "long"}))
+        .await
+        .unwrap();
+    assert_eq!(stopped, json!({"running": true}));
+    let done = collect(events).await;
+    assert_eq!(done.exit_code, Some(137));
+
+    let events = client.watch_process("int");
+    let script = "trap 'echo caught; exit 130' INT; echo ready; sleep 30 & wait";
+    client
+        .call::<serde_json::Value>(
+            method::PROCESS_START,
+            start_params("int", script, dir.path(), false),
+        )
+        .await
+        .unwrap();
+    // Wait until the trap is set before interrupting.
+    let ready: ProcessReadResponse = client
+        .call(
+            method::PROCESS_READ,
+            json!({"processId": "int", "waitMs": 5000}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(ready.chunks.len(), 1);
+    client
+        .call::<serde_json::Value>(
+            method::PROCESS_SIGNAL,
+            json!({"processId": "int", "signal": "interrupt"}),
+        )
+        .await
+        .unwrap();
+    let done = collect(events).await;
+    assert!(done.stdout.contains("caught"), "{:?}", done.stdout);
+    assert_eq!(done.exit_code, Some(130));
+}
+
+#[tokio::test]
+async fn every_process_runs_in_the_servers_sandbox_whatever_the_client_asks() {
+    // Not under /tmp: workspace-write lets processes write the temp directories.
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let root = dir.path().join("root");
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    let root_arg = root.to_string_lossy().into_owned();
+    let client = connect(&root, &["--root", &root_arg]).await;
+    let inside = run(&client, "in", "echo ok > inside.txt", &root).await;
+    assert_eq!(inside.exit_code, Some(0), "{}", inside.stderr);
+    assert!(root.join("inside.txt").is_file());
+
+    let events = client.watch_process("out");
+    let script = format!("echo escaped > {}/x.txt", outside.display());
+    let mut params = start_params("out", &script, &root, false);
+    // The client asks for no sandbox; the server's own policy still applies.
+    params["sandbox"] = json!({"type": "danger-full-access", "permissions": "full"});
+    client
+        .call::<serde_json::Value>(method::PROCESS_START, params)
+        .await
+        .unwrap();
+    let escaped = collect(events).await;
+    assert_ne!(escaped.exit_code, Some(0));
+    assert!(
+        escaped.sandbox_denied,
+        "the refusal is reported: {}",
+        escaped.stderr
+    );
+    assert!(
+        !outside.join("x.txt").exists(),
+        "the write escaped the sandbox"
+    );
+}
+
+#[tokio::test]
+async fn an_ordinary_failure_is_not_a_sandbox_denial() {
+    let dir = tempfile::tempdir().unwrap();
+    let client = connect(dir.path(), &[]).await;
+    let done = run(
+        &client,
+        "f",
+        "echo 'permission denied (just kidding)' >&2; exit 1",
+        dir.path(),
+    )
+    .await;
+    assert_eq!(done.exit_code, Some(1));
+    assert!(!done.sandbox_denied);
+}
+
+#[tokio::test]
+async fn closing_the_connection_kills_its_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    {
+        let client = connect(dir.path(), &[]).await;
+        let script = format!("sleep 300 & echo $! > {}; wait", pid_file.display());
+        client
+            .call::<serde_json::Value>(
+                method::PROCESS_START,
+                start_params("s", &script, dir.path(), false),
+            )
+            .await
+            .unwrap();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while std::fs::read_to_string(&pid_file).map_or(true, |s| s.trim().is_empty()) {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the process never started"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        // Dropping the client closes the server's stdin, ending the connection.
+    }
+    let pid = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .to_owned();
+    let proc_dir = std::path::PathBuf::from(format!("/proc/{pid}"));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while proc_dir.exists() && !is_zombie(&proc_dir) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "sleep {pid} still runs after its client left"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn is_zombie(proc_dir: &std::path::Path) -> bool {
+    std::fs::read_to_string(proc_dir.join("stat"))
+        .map(|s| s.split_whitespace().nth(2) == Some("Z"))
+        .unwrap_or(true)
+}
