@@ -36,6 +36,14 @@ impl CapturedRequest {
         WireApi::from_path(&self.path)
     }
 
+    /// The sub-agent this request came from: the `agent_nickname` of its
+    /// `x-codex-turn-metadata` header when it carries `x-openai-subagent` (as Osprey's
+    /// sub-agents send them), `None` for a root thread's request. The routed mock answers
+    /// each sub-agent from its own script by this name.
+    pub fn agent_route(&self) -> Option<String> {
+        route_of(|name| self.header(name))
+    }
+
     /// A header's value, by case-insensitive name.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
@@ -155,6 +163,15 @@ fn content_text(value: &Value) -> String {
             .join(""),
         other => other.to_string(),
     }
+}
+
+/// The sub-agent route of a request, from its headers (see [`CapturedRequest::agent_route`]).
+pub(crate) fn route_of<'a>(header: impl Fn(&str) -> Option<&'a str>) -> Option<String> {
+    header("x-openai-subagent")?;
+    let nickname = header("x-codex-turn-metadata")
+        .and_then(|text| serde_json::from_str::<Value>(text).ok())
+        .and_then(|meta| meta.get("agent_nickname")?.as_str().map(str::to_owned));
+    Some(nickname.unwrap_or_else(|| "<a sub-agent without agent_nickname>".to_owned()))
 }
 
 #[cfg(test)]

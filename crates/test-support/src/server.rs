@@ -106,11 +106,22 @@ impl Default for ServerOptions {
 struct ServerState {
     script: Vec<MockResponse>,
     next: usize,
+    /// Sub-agents' scripts by route name ([`CapturedRequest::agent_route`]).
+    routes: std::collections::BTreeMap<String, RouteScript>,
+    /// Agent ids by nickname, learnt from `spawn_agent` outputs in request histories, for
+    /// `{{agent:<nickname>}}` placeholders in scripted responses.
+    agent_ids: std::collections::BTreeMap<String, String>,
     received: usize,
     requests: Vec<CapturedRequest>,
     failures: Vec<String>,
     /// Sizes of the bodies refused as too long, in arrival order.
     rejected: Vec<usize>,
+}
+
+/// One sub-agent's script and how far it has been served.
+struct RouteScript {
+    script: Vec<MockResponse>,
+    next: usize,
 }
 
 struct Shared {
@@ -162,6 +173,45 @@ impl MockModelServer {
             Ok(server) => server,
             Err(err) => panic!("{err}"),
         }
+    }
+
+    /// Starts a server that answers each thread from its own script: requests of a root
+    /// thread from `script`, requests of a sub-agent from the route named by its nickname
+    /// (`[("Planck", …), ("Goodall", …)]`, see [`CapturedRequest::agent_route`]). A request
+    /// from a sub-agent with no route is refused and recorded as a failure.
+    ///
+    /// # Panics
+    /// When no port on 127.0.0.1 can be bound; this is a test helper.
+    pub async fn start_routed(
+        script: Vec<MockResponse>,
+        routes: Vec<(&str, Vec<MockResponse>)>,
+    ) -> Self {
+        let server = Self::start(script).await;
+        {
+            let mut state = server.shared.lock();
+            for (name, script) in routes {
+                state
+                    .routes
+                    .insert(name.to_owned(), RouteScript { script, next: 0 });
+            }
+        }
+        server
+    }
+
+    /// Every request a route (sub-agent nickname) received, in arrival order.
+    pub fn requests_for(&self, route: &str) -> Vec<CapturedRequest> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r.agent_route().as_deref() == Some(route))
+            .collect()
+    }
+
+    /// Every request of root threads (no sub-agent route), in arrival order.
+    pub fn root_requests(&self) -> Vec<CapturedRequest> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r.agent_route().is_none())
+            .collect()
     }
 
     /// Starts a server with explicit [`ServerOptions`].
@@ -250,10 +300,15 @@ impl MockModelServer {
     /// How many script entries have not been served yet (0 in repeat mode).
     pub fn unused(&self) -> usize {
         let state = self.shared.lock();
+        let routes: usize = state
+            .routes
+            .values()
+            .map(|r| r.script.len().saturating_sub(r.next))
+            .sum();
         if self.shared.options.repeat {
             0
         } else {
-            state.script.len().saturating_sub(state.next)
+            state.script.len().saturating_sub(state.next) + routes
         }
     }
 
@@ -270,7 +325,27 @@ impl MockModelServer {
 
     fn verify_inner(&self, allow_unused: bool) {
         let mut problems = self.failures();
-        let unused = self.unused();
+        if !allow_unused {
+            let state = self.shared.lock();
+            for (name, route) in &state.routes {
+                let left = route.script.len().saturating_sub(route.next);
+                if left > 0 {
+                    problems.push(format!(
+                        "{left} of sub-agent {name}'s {} scripted responses were never requested",
+                        route.script.len()
+                    ));
+                }
+            }
+        }
+        let unused = {
+            let state = self.shared.lock();
+            state.script.len().saturating_sub(state.next)
+        };
+        let unused = if self.shared.options.repeat {
+            0
+        } else {
+            unused
+        };
         if !allow_unused && unused > 0 {
             let total = self.shared.lock().script.len();
             problems.push(format!(
@@ -350,6 +425,7 @@ fn plan_request(shared: &Shared, path: &str, headers: &HeaderMap, body: &Bytes) 
     state.received += 1;
     let number = state.received;
     let label = format!("request #{number} (POST {path})");
+    let route = crate::capture::route_of(|name| headers.get(name).and_then(|v| v.to_str().ok()));
 
     let mut problems = Vec::new();
     let body = match parsed {
@@ -364,6 +440,7 @@ fn plan_request(shared: &Shared, path: &str, headers: &HeaderMap, body: &Bytes) 
             Value::Null
         }
     };
+    learn_agent_ids(&mut state.agent_ids, &body);
     if shared.options.capture {
         state.requests.push(CapturedRequest {
             path: path.to_owned(),
@@ -393,6 +470,36 @@ fn plan_request(shared: &Shared, path: &str, headers: &HeaderMap, body: &Bytes) 
         );
         state.failures.push(failure.clone());
         Plan::Reject(StatusCode::INTERNAL_SERVER_ERROR, failure)
+    } else if let Some(route) = route.as_deref() {
+        match state.routes.get_mut(route) {
+            Some(script) if script.next < script.script.len() => {
+                let response = script.script[script.next].clone();
+                script.next += 1;
+                Plan::Serve(response)
+            }
+            Some(script) => {
+                let failure = format!(
+                    "{label} from sub-agent {route} arrived after its {} scripted responses were used up",
+                    script.script.len()
+                );
+                state.failures.push(failure.clone());
+                Plan::Reject(StatusCode::INTERNAL_SERVER_ERROR, failure)
+            }
+            None => {
+                let known: Vec<String> = state.routes.keys().cloned().collect();
+                let failure = format!(
+                    "{label} came from sub-agent {route}, which has no script (scripted sub-agents: {}); \
+                     give it one with MockModelServer::start_routed",
+                    if known.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        known.join(", ")
+                    }
+                );
+                state.failures.push(failure.clone());
+                Plan::Reject(StatusCode::INTERNAL_SERVER_ERROR, failure)
+            }
+        }
     } else if let Some(response) = take_next(&mut state, shared.options.repeat) {
         let entry = state.next;
         if let (Some(expected), Some(actual)) = (response.wire(), wire)
@@ -413,9 +520,72 @@ fn plan_request(shared: &Shared, path: &str, headers: &HeaderMap, body: &Bytes) 
         state.failures.push(failure.clone());
         Plan::Reject(StatusCode::INTERNAL_SERVER_ERROR, failure)
     };
+    let plan = match plan {
+        Plan::Serve(response) => match fill_agent_ids(&response, &state.agent_ids) {
+            Ok(response) => Plan::Serve(response),
+            Err(problem) => {
+                let failure = format!("{label}: {problem}");
+                state.failures.push(failure.clone());
+                Plan::Reject(StatusCode::INTERNAL_SERVER_ERROR, failure)
+            }
+        },
+        other => other,
+    };
     drop(state);
     shared.note_received(number);
     plan
+}
+
+/// Remembers the `{"agent_id", "nickname"}` outputs of `spawn_agent` calls in a history.
+fn learn_agent_ids(ids: &mut std::collections::BTreeMap<String, String>, body: &Value) {
+    let Some(input) = body.get("input").and_then(Value::as_array) else {
+        return;
+    };
+    for item in input {
+        if item.get("type").and_then(Value::as_str) != Some("function_call_output") {
+            continue;
+        }
+        let Some(output) = item
+            .get("output")
+            .and_then(Value::as_str)
+            .and_then(|text| serde_json::from_str::<Value>(text).ok())
+        else {
+            continue;
+        };
+        if let (Some(id), Some(nickname)) = (
+            output.get("agent_id").and_then(Value::as_str),
+            output.get("nickname").and_then(Value::as_str),
+        ) {
+            ids.insert(nickname.to_owned(), id.to_owned());
+        }
+    }
+}
+
+/// The response with each `{{agent:<nickname>}}` replaced by that agent's id, so a script
+/// can address sub-agents whose ids are only known at run time.
+fn fill_agent_ids(
+    response: &MockResponse,
+    ids: &std::collections::BTreeMap<String, String>,
+) -> Result<MockResponse, String> {
+    let Ok(mut text) = serde_json::to_string(response) else {
+        return Ok(response.clone());
+    };
+    if !text.contains("{{agent:") {
+        return Ok(response.clone());
+    }
+    while let Some(start) = text.find("{{agent:") {
+        let Some(len) = text[start..].find("}}") else {
+            return Err("a `{{agent:` placeholder in the script is not closed with `}}`".into());
+        };
+        let name = &text[start + "{{agent:".len()..start + len];
+        let Some(id) = ids.get(name) else {
+            return Err(format!(
+                "the script names agent {name} ({{{{agent:{name}}}}}), but no spawn_agent output                  in the histories so far gave that nickname"
+            ));
+        };
+        text.replace_range(start..start + len + 2, id);
+    }
+    serde_json::from_str(&text).map_err(|e| format!("the filled-in script entry is not valid: {e}"))
 }
 
 fn take_next(state: &mut ServerState, repeat: bool) -> Option<MockResponse> {

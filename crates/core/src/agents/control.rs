@@ -262,41 +262,7 @@ impl AgentControl {
             }
         }
         drop(manager);
-        let deadline = tokio::time::Instant::now() + timeout;
-        loop {
-            for (id, receiver) in &mut watched {
-                let status = receiver.borrow_and_update().clone();
-                if status.is_final() {
-                    statuses.insert(id.to_string(), status);
-                }
-            }
-            if !statuses.is_empty() {
-                return Ok(Some(WaitOutcome {
-                    statuses,
-                    timed_out: false,
-                }));
-            }
-            let changes = futures::future::select_all(
-                watched
-                    .iter_mut()
-                    .map(|(id, receiver)| {
-                        let id = *id;
-                        Box::pin(async move { receiver.changed().await.map_err(|_| id) })
-                    })
-                    .collect::<Vec<_>>(),
-            );
-            tokio::select! {
-                (changed, _, _) = changes => {
-                    if let Err(id) = changed {
-                        return Err(CollabError::StatusLost(id));
-                    }
-                }
-                _ = tokio::time::sleep_until(deadline) => {
-                    return Ok(Some(WaitOutcome { statuses, timed_out: true }));
-                }
-                _ = cancel.cancelled() => return Ok(None),
-            }
-        }
+        wait_any(&mut watched, statuses, timeout, cancel).await
     }
 
     /// Closes `id` and its open descendants; returns the status `id` had before.
@@ -396,5 +362,133 @@ async fn shut_down(manager: &Shared, threads: Vec<(ThreadId, Arc<crate::OspreyTh
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(&id);
+    }
+}
+
+/// Waits on subscribed status channels until one shows a final status (or `statuses`
+/// already has one), `timeout` passes, or `cancel` fires (`None`). Each receiver's current
+/// value is read through the receiver itself before it is awaited, so a status set between
+/// the subscription and the read is never missed; a closed channel is an error.
+pub(crate) async fn wait_any(
+    watched: &mut [(ThreadId, watch::Receiver<AgentStatus>)],
+    mut statuses: BTreeMap<String, AgentStatus>,
+    timeout: Duration,
+    cancel: &CancellationToken,
+) -> Result<Option<WaitOutcome>, CollabError> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        for (id, receiver) in watched.iter_mut() {
+            let status = receiver.borrow_and_update().clone();
+            if status.is_final() {
+                statuses.insert(id.to_string(), status);
+            }
+        }
+        if !statuses.is_empty() || watched.is_empty() {
+            return Ok(Some(WaitOutcome {
+                statuses,
+                timed_out: false,
+            }));
+        }
+        let changes = futures::future::select_all(
+            watched
+                .iter_mut()
+                .map(|(id, receiver)| {
+                    let id = *id;
+                    Box::pin(async move { receiver.changed().await.map_err(|_| id) })
+                })
+                .collect::<Vec<_>>(),
+        );
+        tokio::select! {
+            (changed, _, _) = changes => {
+                if let Err(id) = changed {
+                    return Err(CollabError::StatusLost(id));
+                }
+            }
+            _ = tokio::time::sleep_until(deadline) => {
+                return Ok(Some(WaitOutcome { statuses, timed_out: true }));
+            }
+            _ = cancel.cancelled() => return Ok(None),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    /// Regression guard for the race wait_agent is built against: a child that finishes
+    /// while the waiter subscribes must still be seen, never reported as a timeout.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_status_racing_the_subscription_is_never_lost() {
+        for round in 0..500u32 {
+            let (tx, master) = watch::channel(AgentStatus::PendingInit);
+            let id = ThreadId::new();
+            let child = tokio::spawn(async move {
+                for _ in 0..(round % 4) {
+                    tokio::task::yield_now().await;
+                }
+                tx.send_replace(AgentStatus::Running);
+                tx.send_replace(AgentStatus::Completed(Some(format!("done {round}"))));
+                // Keep the channel open a while: a closed one is a different outcome.
+                tokio::time::sleep(Duration::from_secs(5)).await;
+            });
+            for _ in 0..(round % 3) {
+                tokio::task::yield_now().await;
+            }
+            let mut watched = vec![(id, master.clone())];
+            let outcome = wait_any(
+                &mut watched,
+                BTreeMap::new(),
+                Duration::from_secs(3),
+                &CancellationToken::new(),
+            )
+            .await
+            .unwrap()
+            .unwrap();
+            assert!(!outcome.timed_out, "round {round} timed out");
+            assert_eq!(
+                outcome.statuses[&id.to_string()],
+                AgentStatus::Completed(Some(format!("done {round}"))),
+                "round {round}"
+            );
+            child.abort();
+        }
+    }
+
+    #[tokio::test]
+    async fn a_dropped_status_channel_is_an_error_not_a_timeout() {
+        let (tx, rx) = watch::channel(AgentStatus::Running);
+        let id = ThreadId::new();
+        drop(tx);
+        let error = wait_any(
+            &mut [(id, rx)],
+            BTreeMap::new(),
+            Duration::from_secs(5),
+            &CancellationToken::new(),
+        )
+        .await
+        .err()
+        .unwrap();
+        assert_eq!(
+            error.to_string(),
+            format!("agent with id {id} ended without reporting a final status")
+        );
+    }
+
+    #[tokio::test]
+    async fn nothing_final_before_the_deadline_is_a_timeout() {
+        let (_tx, rx) = watch::channel(AgentStatus::Running);
+        let outcome = wait_any(
+            &mut [(ThreadId::new(), rx)],
+            BTreeMap::new(),
+            Duration::from_millis(20),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+        assert!(outcome.timed_out);
+        assert!(outcome.statuses.is_empty());
     }
 }

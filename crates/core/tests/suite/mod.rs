@@ -1,4 +1,5 @@
 mod approvals;
+mod collab;
 mod compact;
 mod escalation;
 mod file_change_items;

@@ -1,0 +1,475 @@
+//! Sub-agents end to end at the core level: a parent thread spawns children through the
+//! collaboration tools, the mock model answers each thread from its own script (routed by
+//! the sub-agent headers), and the outputs, notifications, limits and shutdowns are checked.
+
+use super::harness::*;
+use osprey_core::{SpawnedThread, ThreadManager};
+use osprey_protocol::{AbortReason, Event, EventMsg, ItemStatus, Op, ThreadItem};
+use osprey_test_support::*;
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+const BASE_CONFIG: &str = "approval_policy = \"never\"\nsandbox_mode = \"danger-full-access\"\n\
+                           tools.shell_type = \"shell_command\"\n";
+
+fn call(id: &str, name: &str, args: Value) -> SseEvent {
+    ev_function_call(id, name, &args.to_string())
+}
+
+fn answer(text: &str) -> MockResponse {
+    sse_turn(vec![ev_assistant_message("m", text)])
+}
+
+fn shell(id: &str, command: &str) -> MockResponse {
+    sse_turn(vec![call(id, "shell_command", json!({"command": command}))])
+}
+
+/// Reads every event a thread has sent until it is idle after a turn's end (or `limit`).
+async fn events_until_turn_end(thread: &osprey_core::OspreyThread, limit: Duration) -> Vec<Event> {
+    let mut events = Vec::new();
+    while let Ok(Some(event)) = tokio::time::timeout(limit, thread.next_event()).await {
+        let end = matches!(
+            event.msg,
+            EventMsg::TurnCompleted { .. }
+                | EventMsg::TurnFailed { .. }
+                | EventMsg::TurnAborted { .. }
+        );
+        events.push(event);
+        if end {
+            break;
+        }
+    }
+    events
+}
+
+fn collab_items(events: &[Event]) -> Vec<ThreadItem> {
+    events
+        .iter()
+        .filter_map(|e| match &e.msg {
+            EventMsg::ItemCompleted {
+                item: item @ ThreadItem::CollabAgentToolCall { .. },
+            } => Some(item.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn output_json(request: &CapturedRequest, call_id: &str) -> Value {
+    let text = request
+        .output_for(call_id)
+        .unwrap_or_else(|| panic!("no output for {call_id}"));
+    serde_json::from_str(&text).unwrap_or(Value::String(text))
+}
+
+async fn next_child(
+    spawned: &mut tokio::sync::mpsc::UnboundedReceiver<SpawnedThread>,
+) -> SpawnedThread {
+    tokio::time::timeout(Duration::from_secs(10), spawned.recv())
+        .await
+        .expect("a child within 10 s")
+        .expect("the manager is alive")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parent_spawns_two_children_waits_for_each_closes_them_and_answers() {
+    let server = MockModelServer::start_routed(
+        vec![
+            sse_turn(vec![
+                call(
+                    "spawn_a",
+                    "spawn_agent",
+                    json!({"message": "Run echo A and report."}),
+                ),
+                call(
+                    "spawn_b",
+                    "spawn_agent",
+                    json!({"message": "Run echo B and report."}),
+                ),
+            ]),
+            sse_turn(vec![call(
+                "wait_a",
+                "wait_agent",
+                json!({"targets": ["{{agent:Planck}}"], "timeout_ms": 30000}),
+            )]),
+            sse_turn(vec![call(
+                "wait_b",
+                "wait_agent",
+                json!({"targets": ["{{agent:Goodall}}"], "timeout_ms": 30000}),
+            )]),
+            sse_turn(vec![
+                call(
+                    "close_a",
+                    "close_agent",
+                    json!({"target": "{{agent:Planck}}"}),
+                ),
+                call(
+                    "close_b",
+                    "close_agent",
+                    json!({"target": "{{agent:Goodall}}"}),
+                ),
+                call(
+                    "close_x",
+                    "close_agent",
+                    json!({"target": "00000000-0000-0000-0000-000000000000"}),
+                ),
+            ]),
+            answer("Both children finished."),
+        ],
+        vec![
+            ("Planck", vec![shell("a1", "echo A-out"), answer("A done")]),
+            ("Goodall", vec![shell("b1", "echo B-out"), answer("B done")]),
+        ],
+    )
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    home.write_config(BASE_CONFIG);
+    let repo = temp_git_repo();
+    let manager = manager(&home);
+    let mut spawned = manager.subscribe_spawned();
+    let parent = manager
+        .start_thread(config(&home, repo.path()))
+        .await
+        .unwrap();
+    let events = run_turn(&parent, "spawn two agents", vec![]).await;
+    assert!(
+        matches!(events.last().map(|e| &e.msg), Some(EventMsg::TurnCompleted { last_agent_message: Some(m), .. }) if m == "Both children finished."),
+        "{events:#?}"
+    );
+    let a = next_child(&mut spawned).await;
+    let b = next_child(&mut spawned).await;
+    assert_eq!(
+        (a.nickname.as_str(), b.nickname.as_str()),
+        ("Planck", "Goodall")
+    );
+    assert_eq!(a.parent_thread_id, parent.id());
+    assert_eq!(a.depth, 1);
+    let (a_id, b_id) = (a.thread_id.to_string(), b.thread_id.to_string());
+
+    let root = server.root_requests();
+    let last = root.last().unwrap();
+    assert_eq!(
+        output_json(last, "spawn_a"),
+        json!({"agent_id": a_id, "nickname": "Planck"})
+    );
+    assert_eq!(
+        output_json(last, "wait_a"),
+        json!({"status": {a_id.clone(): {"completed": "A done"}}, "timed_out": false})
+    );
+    assert_eq!(
+        output_json(last, "wait_b"),
+        json!({"status": {b_id.clone(): {"completed": "B done"}}, "timed_out": false})
+    );
+    assert_eq!(
+        output_json(last, "close_a"),
+        json!({"previous_status": {"completed": "A done"}})
+    );
+    assert_eq!(
+        output_json(last, "close_b"),
+        json!({"previous_status": {"completed": "B done"}})
+    );
+    assert_eq!(
+        output_json(last, "close_x"),
+        json!("agent with id 00000000-0000-0000-0000-000000000000 not found")
+    );
+    // The model learns of each finished child without waiting, as Codex's v1 does.
+    let notification = format!(
+        "<subagent_notification>\n{}\n</subagent_notification>",
+        json!({"agent_path": a_id, "status": {"completed": "A done"}})
+    );
+    assert!(
+        last.user_texts().contains(&notification),
+        "{:#?}",
+        last.user_texts()
+    );
+    // The parent is offered the tools; the children (at the depth limit) are not.
+    let tools = root[0].tool_names();
+    for name in [
+        "spawn_agent",
+        "send_input",
+        "wait_agent",
+        "close_agent",
+        "resume_agent",
+    ] {
+        assert!(tools.contains(&name.to_string()), "{tools:?}");
+    }
+    let child_requests = server.requests_for("Planck");
+    assert_eq!(child_requests.len(), 2);
+    assert!(
+        !child_requests[0]
+            .tool_names()
+            .contains(&"spawn_agent".to_string())
+    );
+    assert_eq!(
+        child_requests[0].header("x-openai-subagent"),
+        Some("collab_spawn")
+    );
+    assert_eq!(
+        child_requests[0].header("x-codex-parent-thread-id"),
+        Some(parent.id().to_string().as_str())
+    );
+    assert_eq!(
+        child_requests[0].user_texts().last().unwrap(),
+        "Run echo A and report."
+    );
+    assert!(
+        child_requests[1]
+            .output_for("a1")
+            .unwrap()
+            .contains("A-out")
+    );
+
+    let items = collab_items(&events);
+    let statuses: Vec<ItemStatus> = items
+        .iter()
+        .map(|i| match i {
+            ThreadItem::CollabAgentToolCall { status, .. } => *status,
+            _ => unreachable!(),
+        })
+        .collect();
+    use ItemStatus::{Completed, Failed};
+    assert_eq!(
+        statuses,
+        [
+            Completed, Completed, Completed, Completed, Completed, Completed, Failed
+        ]
+    );
+
+    // Each child has its own session file naming its parent; it resumes on its own.
+    let a_events = events_until_turn_end(&a.thread, Duration::from_secs(5)).await;
+    let Some(EventMsg::ThreadStarted {
+        rollout_path: Some(path),
+        ..
+    }) = a_events.first().map(|e| &e.msg)
+    else {
+        panic!("the child's first event is its start: {a_events:#?}");
+    };
+    let meta: Value = serde_json::from_str(
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        meta["payload"]["parent_thread_id"],
+        json!(parent.id().to_string())
+    );
+    assert_eq!(meta["payload"]["agent_nickname"], json!("Planck"));
+    assert_eq!(
+        meta["payload"]["source"]["subagent"]["thread_spawn"]["depth"],
+        json!(1)
+    );
+    assert!(
+        a_events.iter().any(|e| matches!(&e.msg, EventMsg::ItemCompleted { item: ThreadItem::CommandExecution { aggregated_output, .. } } if aggregated_output.contains("A-out"))),
+        "{a_events:#?}"
+    );
+    server.verify();
+    drop(manager);
+    let path = path.clone();
+
+    let resumed_server = MockModelServer::start(vec![answer("A resumed")]).await;
+    let resumed_home = TempHome::for_server(&resumed_server, WireApi::Responses);
+    resumed_home.write_config(BASE_CONFIG);
+    let fresh = super::harness::manager(&resumed_home);
+    let child = fresh
+        .resume_thread(config(&resumed_home, repo.path()), &path)
+        .await
+        .unwrap();
+    assert_eq!(child.id(), a.thread_id);
+    run_turn(&child, "and now?", vec![]).await;
+    let history = resumed_server.single_request().user_texts();
+    assert!(
+        history.contains(&"Run echo A and report.".to_string()),
+        "{history:?}"
+    );
+    resumed_server.verify();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_agent_times_out_while_the_child_is_still_working() {
+    let server = MockModelServer::start_routed(
+        vec![
+            sse_turn(vec![call(
+                "spawn",
+                "spawn_agent",
+                json!({"message": "slow work"}),
+            )]),
+            sse_turn(vec![call(
+                "wait",
+                "wait_agent",
+                json!({"targets": ["{{agent:Planck}}"], "timeout_ms": 300}),
+            )]),
+            sse_turn(vec![call(
+                "close",
+                "close_agent",
+                json!({"target": "{{agent:Planck}}"}),
+            )]),
+            answer("gave up"),
+        ],
+        vec![(
+            "Planck",
+            vec![MockResponse::delayed(
+                Duration::from_secs(3),
+                answer("late"),
+            )],
+        )],
+    )
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    home.write_config(&format!(
+        "{BASE_CONFIG}[agents]\nmin_wait_timeout_ms = 50\n"
+    ));
+    let repo = temp_git_repo();
+    let manager = manager(&home);
+    let parent = manager
+        .start_thread(config(&home, repo.path()))
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    run_turn(&parent, "go", vec![]).await;
+    let last = server.root_requests().pop().unwrap();
+    assert_eq!(
+        output_json(&last, "wait"),
+        json!({"status": {}, "timed_out": true})
+    );
+    assert_eq!(
+        output_json(&last, "close"),
+        json!({"previous_status": "running"})
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    server.verify();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limits_refuse_a_second_child_and_give_children_no_collaboration_tools() {
+    let server = MockModelServer::start_routed(
+        vec![
+            sse_turn(vec![
+                call("one", "spawn_agent", json!({"message": "first"})),
+                call("two", "spawn_agent", json!({"message": "second"})),
+            ]),
+            sse_turn(vec![call(
+                "wait",
+                "wait_agent",
+                json!({"targets": ["{{agent:Planck}}"]}),
+            )]),
+            answer("done"),
+        ],
+        vec![(
+            "Planck",
+            vec![
+                sse_turn(vec![call(
+                    "nested",
+                    "spawn_agent",
+                    json!({"message": "grandchild"}),
+                )]),
+                answer("first done"),
+            ],
+        )],
+    )
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    home.write_config(&format!(
+        "{BASE_CONFIG}[agents]\nmax_concurrent_threads_per_session = 1\n"
+    ));
+    let repo = temp_git_repo();
+    let manager = manager(&home);
+    let parent = manager
+        .start_thread(config(&home, repo.path()))
+        .await
+        .unwrap();
+    run_turn(&parent, "go", vec![]).await;
+    let last = server.root_requests().pop().unwrap();
+    assert_eq!(
+        output_json(&last, "two"),
+        json!("collab spawn failed: agent thread limit reached")
+    );
+    let child = server.requests_for("Planck").pop().unwrap();
+    assert_eq!(
+        child.output_for("nested").as_deref(),
+        Some("unsupported call: spawn_agent")
+    );
+    server.verify();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interrupting_a_waiting_parent_interrupts_its_children() {
+    let server = MockModelServer::start_routed(
+        vec![
+            sse_turn(vec![call(
+                "spawn",
+                "spawn_agent",
+                json!({"message": "sleep"}),
+            )]),
+            sse_turn(vec![call(
+                "wait",
+                "wait_agent",
+                json!({"targets": ["{{agent:Planck}}"], "timeout_ms": 600000}),
+            )]),
+        ],
+        vec![("Planck", vec![shell("s", "echo sleeping; sleep 60")])],
+    )
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    home.write_config(BASE_CONFIG);
+    let repo = temp_git_repo();
+    let manager: ThreadManager = manager(&home);
+    let mut spawned = manager.subscribe_spawned();
+    let parent = manager
+        .start_thread(config(&home, repo.path()))
+        .await
+        .unwrap();
+    parent.submit(user_turn("go")).await.unwrap();
+    let child = next_child(&mut spawned).await;
+    // Wait until the child's command runs and the parent is waiting for it.
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(20), child.thread.next_event())
+            .await
+            .unwrap()
+            .unwrap();
+        if matches!(&event.msg, EventMsg::CommandOutputDelta { chunk, .. } if chunk.contains("sleeping"))
+        {
+            break;
+        }
+    }
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(20), parent.next_event())
+            .await
+            .unwrap()
+            .unwrap();
+        if matches!(event.msg, EventMsg::CollabWaitingBegin { .. }) {
+            break;
+        }
+    }
+    let started = std::time::Instant::now();
+    parent.submit(Op::Interrupt).await.unwrap();
+    let parent_end = events_until_turn_end(&parent, Duration::from_secs(10)).await;
+    assert!(
+        matches!(
+            parent_end.last().map(|e| &e.msg),
+            Some(EventMsg::TurnAborted {
+                reason: AbortReason::Interrupted
+            })
+        ),
+        "{parent_end:#?}"
+    );
+    let child_end = events_until_turn_end(&child.thread, Duration::from_secs(10)).await;
+    assert!(
+        matches!(
+            child_end.last().map(|e| &e.msg),
+            Some(EventMsg::TurnAborted {
+                reason: AbortReason::Interrupted
+            })
+        ),
+        "{child_end:#?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(10));
+    parent.submit(Op::Shutdown).await.unwrap();
+    server.verify();
+}
