@@ -3,6 +3,7 @@ mod common;
 mod compaction;
 mod completion;
 mod error_text;
+mod exec_collab;
 mod exec_errors;
 mod exec_flags;
 mod exec_images;
