@@ -166,3 +166,99 @@ async fn replies_match_codex_exec_server() {
         problems.join("\n")
     );
 }
+
+/// The other direction: Codex's own agent (`codex exec`) with an `environments.toml` whose
+/// default environment is `osprey exec-server --listen stdio` runs its command there. A
+/// `tee` in front of the server records what Codex sent.
+#[tokio::test]
+#[expect(clippy::disallowed_methods, reason = "the test runs codex exec")]
+async fn codex_agent_runs_its_command_through_osprey_exec_server() {
+    use osprey_test_support::{MockModelServer, load_script};
+    let Some(codex) = reference_bin() else {
+        return;
+    };
+    let script_path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suite/codex-agent.mock.json");
+    let model = MockModelServer::start(load_script(&script_path).unwrap()).await;
+    // Not under /tmp: Codex refuses to place its helpers beside a home in a temp folder.
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let (home, user_home, work) = (base.join("home"), base.join("user"), base.join("work"));
+    for d in [&home, &user_home, &work] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(
+        home.join("config.toml"),
+        format!(
+            "model = \"gpt-5.5\"\nmodel_provider = \"mock\"\n\n[model_providers.mock]\n\
+             name = \"mock\"\nbase_url = \"{}\"\nenv_key = \"MOCK_KEY\"\nwire_api = \"responses\"\n\
+             request_max_retries = 0\nstream_max_retries = 0\n",
+            model.base_url()
+        ),
+    )
+    .unwrap();
+    let wire = base.join("wire.log");
+    let server = format!(
+        "tee -a {} | {} exec-server --listen stdio --root {} 2>>{}",
+        wire.display(),
+        osprey().display(),
+        work.display(),
+        base.join("server.err").display()
+    );
+    std::fs::write(
+        home.join("environments.toml"),
+        format!(
+            "default = \"osp\"\n\n[[environments]]\nid = \"osp\"\nprogram = \"bash\"\nargs = [\"-c\", {}]\n",
+            serde_json::to_string(&server).unwrap()
+        ),
+    )
+    .unwrap();
+    let out = tokio::process::Command::new(&codex)
+        .args([
+            "exec",
+            "--json",
+            "--skip-git-repo-check",
+            "-s",
+            "workspace-write",
+            "run it",
+        ])
+        .current_dir(&work)
+        .env_clear()
+        .envs(base_env())
+        .env("HOME", &user_home)
+        .env("CODEX_HOME", &home)
+        .env("MOCK_KEY", "test")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "codex exec failed: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let completed = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["type"] == "item.completed" && e["item"]["type"] == "command_execution")
+        .unwrap_or_else(|| panic!("no command item: {stdout}"));
+    assert_eq!(completed["item"]["exit_code"], 0, "{completed}");
+    assert_eq!(
+        completed["item"]["aggregated_output"], "ok\n",
+        "{completed}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("made-by-codex.txt")).unwrap(),
+        "remote-run\n"
+    );
+    let log = std::fs::read_to_string(&wire).unwrap_or_default();
+    let started = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|m| m["method"] == "process/start")
+        .unwrap_or_else(|| panic!("codex sent no process/start to osprey exec-server: {log}"));
+    let argv = started["params"]["argv"].to_string();
+    assert!(argv.contains("made-by-codex.txt"), "{argv}");
+    model.verify();
+}
