@@ -18,6 +18,7 @@
 //! `jsonrpc` field, ids echoed. Process notifications carry no `emittedAtMs`.
 
 pub mod client;
+pub mod environments;
 pub mod protocol;
 mod run;
 pub mod server;

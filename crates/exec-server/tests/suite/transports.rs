@@ -141,3 +141,33 @@ fn run_kill(pid: u32) -> std::io::Result<std::process::ExitStatus> {
         .args(["-9", &pid.to_string()])
         .status()
 }
+
+#[tokio::test]
+async fn an_environments_toml_entry_connects_to_its_server() {
+    use osprey_exec_server::environments::Environments;
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join("environments.toml"),
+        format!(
+            "default = \"here\"\n[[environments]]\nid = \"here\"\nprogram = {:?}\nargs = [\"exec-server\", \"--listen\", \"stdio\"]\ncwd = \"..\"\n",
+            osprey().display().to_string()
+        ),
+    )
+    .unwrap();
+    let environments = Environments::load(&home).unwrap();
+    let default = environments.default.clone().unwrap();
+    let entry = environments.get(&default).unwrap().expect("a remote entry");
+    let client = entry
+        .connect(&base_env(), std::path::Path::new("/"))
+        .await
+        .unwrap();
+    let cwd = client.environment().cwd.clone().unwrap();
+    assert_eq!(
+        cwd,
+        osprey_exec_server::uri::from_path(&dir.path().canonicalize().unwrap())
+    );
+    let done = run(&client, "e1", "echo via-toml", dir.path()).await;
+    assert_eq!(done.stdout, "via-toml\n");
+}
