@@ -57,7 +57,39 @@ pub fn info_from(contents: &RolloutContents, ephemeral: bool) -> ThreadInfo {
         originator: Some(meta.originator.clone()),
         source: source_value(meta),
         git_info: meta.git.as_ref().map(git_info_value),
+        parent_thread_id: meta
+            .extra
+            .get("parent_thread_id")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        agent_nickname: meta
+            .extra
+            .get("agent_nickname")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
     }
+}
+
+/// Whether a session file belongs to a sub-agent (its header says `thread_source:
+/// "subagent"`); read from the first line only.
+pub fn is_subagent_file(path: &Path) -> bool {
+    use std::io::BufRead;
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut first = String::new();
+    if std::io::BufReader::new(file).read_line(&mut first).is_err() {
+        return false;
+    }
+    serde_json::from_str::<Value>(&first)
+        .ok()
+        .and_then(|line| {
+            line.get("payload")?
+                .get("thread_source")?
+                .as_str()
+                .map(|s| s == "subagent")
+        })
+        .unwrap_or(false)
 }
 
 /// The turns recorded in a session file, with their completed items.
@@ -227,6 +259,8 @@ pub fn summary_thread(summary: &SessionSummary, cli_version: &str) -> wire::Thre
         originator: None,
         source: Value::Null,
         git_info: None,
+        parent_thread_id: None,
+        agent_nickname: None,
     };
     let mut thread = info.to_wire(wire::ThreadStatus::NotLoaded, Vec::new());
     thread.model = None;

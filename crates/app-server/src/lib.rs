@@ -31,6 +31,7 @@ pub mod outgoing;
 mod pump;
 pub mod schema;
 pub mod server;
+mod subagents;
 pub mod transport;
 mod turn_diff;
 

@@ -34,6 +34,9 @@ pub struct ThreadInfo {
     pub originator: Option<String>,
     pub source: Value,
     pub git_info: Option<Value>,
+    /// Set for a sub-agent thread: who spawned it, and the name it is shown by.
+    pub parent_thread_id: Option<String>,
+    pub agent_nickname: Option<String>,
 }
 
 impl ThreadInfo {
@@ -44,7 +47,7 @@ impl ThreadInfo {
             id: self.id.to_string(),
             session_id: self.id.to_string(),
             forked_from_id: self.forked_from_id.clone(),
-            parent_thread_id: None,
+            parent_thread_id: self.parent_thread_id.clone(),
             preview: self.preview.clone(),
             ephemeral: self.ephemeral,
             history_mode: "paginated".to_owned(),
@@ -60,8 +63,11 @@ impl ThreadInfo {
             cli_version: self.cli_version.clone(),
             originator: self.originator.clone(),
             source: self.source.clone(),
-            thread_source: None,
-            agent_nickname: None,
+            thread_source: self
+                .parent_thread_id
+                .as_ref()
+                .map(|_| Value::String("subagent".to_owned())),
+            agent_nickname: self.agent_nickname.clone(),
             agent_role: None,
             git_info: self.git_info.clone(),
             name: None,

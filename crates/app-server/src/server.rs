@@ -59,14 +59,16 @@ impl Server {
         let home = osprey_config::find_osprey_home(&env, &options.process_cwd)?;
         let manager = Self::thread_manager(&options);
         let ephemeral_manager = Self::thread_manager(&options).ephemeral(true);
-        Ok(Arc::new(Self {
+        let server = Arc::new(Self {
             manager,
             ephemeral_manager,
             options,
             env,
             home,
             threads: Mutex::new(HashMap::new()),
-        }))
+        });
+        crate::subagents::follow(&server);
+        Ok(server)
     }
 
     fn thread_manager(options: &ServerOptions) -> ThreadManager {

@@ -75,6 +75,8 @@ fn info_for(
             .as_ref()
             .and_then(|c| c.meta.git.as_ref())
             .map(history::git_info_value),
+        parent_thread_id: None,
+        agent_nickname: None,
     }
 }
 
@@ -280,6 +282,12 @@ pub(crate) fn list(server: &Server, params: wire::ThreadListParams) -> Reply {
         wire::CwdFilter::Many(many) => many.iter().map(PathBuf::from).collect(),
     });
     let search = params.search_term.as_deref().map(str::to_lowercase);
+    // Sub-agent threads are listed only when a `subAgent…` source kind is asked for.
+    let with_subagents = params
+        .source_kinds
+        .as_ref()
+        .is_some_and(|kinds| kinds.iter().any(|k| k.starts_with("subAgent")));
+    sessions.retain(|s| with_subagents || !history::is_subagent_file(&s.path));
     sessions.retain(|s| {
         cwds.as_ref().is_none_or(|c| c.contains(&s.cwd))
             && params

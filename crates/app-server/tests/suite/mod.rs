@@ -4,6 +4,7 @@ mod differential;
 mod handshake;
 mod python_client;
 mod schema;
+mod subagents;
 mod threads;
 mod transports;
 mod turns;
