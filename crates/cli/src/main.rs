@@ -5,7 +5,7 @@
 //! `--osprey-run-as-apply-patch` (the patch virtual command, also used inside the sandbox).
 //! The sandbox helper (`osprey-linux-sandbox`) is entered the same way.
 //! Without a subcommand (`osprey`, `osprey "prompt"`) the interactive terminal UI opens
-//! (`osprey-tui`). Otherwise dispatch is on clap subcommands: `exec`, `resume`, `app-server`, `exec-server`, `mcp`, `mcp-server`, `model`, `sessions`, `sandbox`,
+//! (`osprey-tui`). Otherwise dispatch is on clap subcommands: `exec`, `resume`, `fork`, `app-server`, `exec-server`, `mcp`, `mcp-server`, `model`, `sessions`, `sandbox`,
 //! `execpolicy check`, `completion`. Each subcommand's clap structs live in [`commands`] (or,
 //! for `exec`, in the `osprey-exec` front end); the library crates behind them take plain
 //! values.
@@ -15,7 +15,6 @@ mod entry;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use std::ffi::OsString;
-use std::io::Write;
 use std::process::ExitCode;
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -54,6 +53,8 @@ enum Command {
     Model(commands::model::ModelCli),
     /// Continue a recorded session in the interactive UI.
     Resume(commands::tui::ResumeArgs),
+    /// Continue a copy of a recorded session (the original stays as it was).
+    Fork(commands::tui::ResumeArgs),
     /// Recorded sessions.
     Sessions {
         #[command(subcommand)]
@@ -99,20 +100,16 @@ fn main() -> ExitCode {
 
 fn run_command(command: Command) -> i32 {
     match command {
-        Command::Resume(args) => match args.target() {
-            Ok(target) => entry::block_on(commands::tui::run(
-                osprey_tui::TuiCli {
-                    resume: Some(target),
-                    ..osprey_tui::TuiCli::default()
-                },
-                VERSION,
-                vec![osprey_local_model::LocalModelProvider::shared()],
-            )),
-            Err(message) => {
-                let _ = writeln!(std::io::stderr(), "Error: {message}");
-                2
-            }
-        },
+        Command::Resume(args) => entry::block_on(commands::tui::run(
+            args.into_tui(false),
+            VERSION,
+            vec![osprey_local_model::LocalModelProvider::shared()],
+        )),
+        Command::Fork(args) => entry::block_on(commands::tui::run(
+            args.into_tui(true),
+            VERSION,
+            vec![osprey_local_model::LocalModelProvider::shared()],
+        )),
         Command::Exec(exec) => entry::block_on(osprey_exec::run_main(*exec, VERSION)),
         Command::Execpolicy {
             command: ExecpolicyCommand::Check { args },

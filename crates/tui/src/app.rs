@@ -12,7 +12,8 @@ use futures::StreamExt;
 use osprey_app_server::ServerOptions;
 use osprey_app_server_protocol::{
     ClientRequest, CommandExecutionRequestApprovalResponse, CwdFilter,
-    FileChangeRequestApprovalResponse, ServerResponse, ThreadListParams, ThreadListResponse,
+    FileChangeRequestApprovalResponse, ModelListParams, ModelListResponse, ServerResponse,
+    ThreadForkParams, ThreadIdParams, ThreadListParams, ThreadListResponse, ThreadOverrides,
     ThreadResumeParams, ThreadShellCommandParams, ThreadStartParams, ThreadStartResponse,
     TurnInterruptParams, TurnStartParams, UserInput,
 };
@@ -21,8 +22,10 @@ use tokio::sync::mpsc;
 
 use crate::app_client::{AppClient, ServerEvent};
 use crate::cli::{ResumeTarget, TuiCli};
+use crate::git;
+use crate::render::popup::pager_view;
 use crate::render::{cells::cell_lines, live_lines};
-use crate::state::{Action, Answer, AppEvent, AppState};
+use crate::state::{Action, Answer, AppEvent, AppState, SessionRow, ThreadSettings};
 use crate::terminal::{self, Tui};
 
 /// How long the exit waits for the session to be saved.
@@ -100,10 +103,16 @@ async fn event_loop(
     let mut state = AppState::new();
     let mut tui = Tui::new(3)?;
     let (app_tx, mut app_rx) = mpsc::unbounded_channel::<AppEvent>();
-    spawn_start(client.clone(), app_tx.clone(), cli, cwd, version.to_owned());
+    let ctx = Ctx {
+        client: client.clone(),
+        tx: app_tx.clone(),
+        overrides: cli.overrides(cwd),
+        cwd: cwd.display().to_string(),
+    };
+    spawn_start(&ctx, cli, version.to_owned());
     if let Some(prompt) = cli.prompt.clone() {
         let actions = state.submit_text(prompt, Instant::now());
-        perform(client, &app_tx, actions);
+        perform(&ctx, actions);
     }
     let mut keys = EventStream::new();
     let mut tick = tokio::time::interval(Duration::from_secs(1));
@@ -151,8 +160,9 @@ async fn event_loop(
             _ = tick.tick(), if working => { dirty = true; Vec::new() },
             _ = term => { state.should_quit = true; Vec::new() },
         };
-        perform(client, &app_tx, actions);
+        perform(&ctx, actions);
     }
+    tui.leave_fullscreen()?;
     tui.clear_live()?;
     Ok(state)
 }
@@ -161,6 +171,16 @@ async fn event_loop(
 fn frame(tui: &mut Tui, state: &mut AppState) -> std::io::Result<()> {
     let size = tui.size()?;
     let width = usize::from(size.width.max(1));
+    state.screen_rows = size.height;
+    // A pager is drawn on the alternate screen; the scrollback waits until it closes.
+    if let Some(pager) = &state.pager {
+        let (lines, scroll) = pager_view(pager, &state.history, width, usize::from(size.height));
+        if let Some(pager) = state.pager.as_mut() {
+            pager.scroll = scroll;
+        }
+        return tui.draw_fullscreen(&lines);
+    }
+    tui.leave_fullscreen()?;
     let finished: Vec<_> = state
         .take_unflushed()
         .iter()
@@ -177,85 +197,160 @@ fn frame(tui: &mut Tui, state: &mut AppState) -> std::io::Result<()> {
     tui.draw(&live.lines, live.cursor)
 }
 
-fn spawn_start(
+/// Which thread to open: a new one, a recorded one (resumed or forked), or the newest of
+/// this directory.
+#[derive(Debug, Clone)]
+enum Open {
+    New,
+    Resume(ResumeTarget),
+    Fork(ResumeTarget),
+}
+
+/// What the loop needs to open threads later (`/new`, `/resume`, `/fork`).
+#[derive(Clone)]
+struct Ctx {
     client: AppClient,
     tx: mpsc::UnboundedSender<AppEvent>,
-    cli: &TuiCli,
-    cwd: &std::path::Path,
-    version: String,
-) {
-    let overrides = cli.overrides(cwd);
-    let resume = cli.resume.clone();
-    let cwd = cwd.display().to_string();
+    overrides: ThreadOverrides,
+    cwd: String,
+}
+
+fn spawn_start(ctx: &Ctx, cli: &TuiCli, version: String) {
+    let ctx = ctx.clone();
+    let open = match cli.resume.clone() {
+        Some(ResumeTarget::Picker) => None,
+        Some(target) if cli.fork => Some(Open::Fork(target)),
+        Some(target) => Some(Open::Resume(target)),
+        None => Some(Open::New),
+    };
+    let fork = cli.fork;
     tokio::spawn(async move {
-        let started = async {
-            client
-                .initialize(&version)
-                .await
-                .map_err(|e| e.to_string())?;
-            let Some(target) = resume else {
-                return client
+        if let Err(e) = ctx.client.initialize(&version).await {
+            let _ = ctx.tx.send(AppEvent::RequestFailed {
+                message: format!("could not start a session: {e}; check config.toml and try again"),
+            });
+            return;
+        }
+        match open {
+            Some(open) => open_thread(&ctx, open, true).await,
+            // `osprey resume` / `osprey fork` without an id: the person picks.
+            None => {
+                let _ = ctx.tx.send(AppEvent::PickSession { fork });
+            }
+        }
+    });
+}
+
+/// Opens a thread and reports it as `ThreadReady` (its turns only when `replay`).
+async fn open_thread(ctx: &Ctx, open: Open, replay: bool) {
+    let started = async {
+        let overrides = ctx.overrides.clone();
+        let (target, fork) = match open {
+            Open::New => {
+                return ctx
+                    .client
                     .request::<ThreadStartResponse>(ClientRequest::ThreadStart(ThreadStartParams {
-                        overrides,
+                        overrides: ThreadOverrides {
+                            cwd: overrides.cwd.clone().or_else(|| Some(ctx.cwd.clone())),
+                            ..overrides
+                        },
                         ..ThreadStartParams::default()
                     }))
                     .await
                     .map_err(|e| e.to_string());
-            };
-            let thread_id = match target {
-                ResumeTarget::Id(id) => id,
-                ResumeTarget::Last => {
-                    let list: ThreadListResponse = client
-                        .request(ClientRequest::ThreadList(ThreadListParams {
-                            limit: Some(1),
-                            cwd: Some(CwdFilter::One(cwd.clone())),
-                            ..ThreadListParams::default()
-                        }))
-                        .await
-                        .map_err(|e| e.to_string())?;
-                    match list.data.into_iter().next() {
-                        Some(thread) => thread.id,
-                        None => {
-                            return Err(format!(
-                                "no recorded session in {cwd}; `osprey sessions list` shows them all"
-                            ));
-                        }
+            }
+            Open::Fork(target) => (target, true),
+            Open::Resume(target) => (target, false),
+        };
+        let thread_id = match target {
+            ResumeTarget::Id(id) => id,
+            ResumeTarget::Last | ResumeTarget::Picker => {
+                let list: ThreadListResponse = ctx
+                    .client
+                    .request(ClientRequest::ThreadList(ThreadListParams {
+                        limit: Some(1),
+                        cwd: Some(CwdFilter::One(ctx.cwd.clone())),
+                        ..ThreadListParams::default()
+                    }))
+                    .await
+                    .map_err(|e| e.to_string())?;
+                match list.data.into_iter().next() {
+                    Some(thread) => thread.id,
+                    None => {
+                        return Err(format!(
+                            "no recorded session in {}; `osprey sessions list` shows them all",
+                            ctx.cwd
+                        ));
                     }
                 }
-            };
-            client
-                .request::<ThreadStartResponse>(ClientRequest::ThreadResume(ThreadResumeParams {
-                    thread_id,
-                    overrides,
-                    exclude_turns: None,
-                }))
-                .await
-                .map_err(|e| e.to_string())
+            }
         };
-        let event = match started.await {
-            Ok(r) => AppEvent::ThreadReady {
-                thread_id: r.thread.id,
-                model: r.model,
-                cwd: r.cwd,
-                turns: r.thread.turns,
-            },
-            Err(e) => AppEvent::RequestFailed {
-                message: format!("could not start a session: {e}; check config.toml and try again"),
-            },
+        let request = if fork {
+            ClientRequest::ThreadFork(ThreadForkParams {
+                thread_id,
+                last_turn_id: None,
+                overrides,
+                ephemeral: None,
+                exclude_turns: None,
+            })
+        } else {
+            ClientRequest::ThreadResume(ThreadResumeParams {
+                thread_id,
+                overrides,
+                exclude_turns: None,
+            })
         };
-        let _ = tx.send(event);
-    });
+        ctx.client
+            .request::<ThreadStartResponse>(request)
+            .await
+            .map_err(|e| e.to_string())
+    };
+    let event = match started.await {
+        Ok(r) => AppEvent::ThreadReady {
+            thread_id: r.thread.id,
+            model: r.model,
+            cwd: r.cwd,
+            turns: if replay { r.thread.turns } else { Vec::new() },
+            settings: ThreadSettings {
+                provider: r.model_provider,
+                approval: Some(r.approval_policy),
+                sandbox: Some(r.sandbox),
+                effort: r.reasoning_effort,
+            },
+        },
+        Err(e) => AppEvent::RequestFailed {
+            message: format!("could not open the session: {e}; check config.toml and try again"),
+        },
+    };
+    let _ = ctx.tx.send(event);
 }
 
 /// Carries out the reducers' actions; each request runs on its own task and reports a
 /// failure back as an event.
-fn perform(client: &AppClient, tx: &mpsc::UnboundedSender<AppEvent>, actions: Vec<Action>) {
+fn perform(ctx: &Ctx, actions: Vec<Action>) {
     for action in actions {
-        let client = client.clone();
-        let tx = tx.clone();
+        if let Action::Copy { text } = &action {
+            // Written here, between frames, so it never lands inside a drawn frame.
+            let notice = match copy_osc52(text) {
+                Ok(()) => format!(
+                    "Copied the last answer ({} characters of markdown) to the clipboard",
+                    text.chars().count()
+                ),
+                Err(e) => format!("could not write to the terminal for /copy: {e}"),
+            };
+            let _ = ctx.tx.send(AppEvent::Notice(notice));
+            continue;
+        }
+        let ctx = ctx.clone();
         tokio::spawn(async move {
+            let client = ctx.client.clone();
+            let tx = ctx.tx.clone();
             let result: Result<(), String> = match action {
-                Action::StartTurn { thread_id, text } => client
+                Action::StartTurn {
+                    thread_id,
+                    text,
+                    overrides,
+                } => client
                     .request::<Value>(ClientRequest::TurnStart(TurnStartParams {
                         thread_id,
                         input: vec![UserInput::Text {
@@ -263,10 +358,10 @@ fn perform(client: &AppClient, tx: &mpsc::UnboundedSender<AppEvent>, actions: Ve
                             text_elements: Some(Vec::new()),
                         }],
                         cwd: None,
-                        approval_policy: None,
-                        sandbox_policy: None,
-                        model: None,
-                        effort: None,
+                        approval_policy: overrides.approval,
+                        sandbox_policy: overrides.sandbox,
+                        model: overrides.model,
+                        effort: overrides.effort,
                         summary: None,
                         output_schema: None,
                     }))
@@ -313,11 +408,103 @@ fn perform(client: &AppClient, tx: &mpsc::UnboundedSender<AppEvent>, actions: Ve
                         .await
                         .map_err(|e| format!("could not send the answer: {e}"))
                 }
-                Action::Quit => Ok(()),
+                Action::NewThread => {
+                    open_thread(&ctx, Open::New, false).await;
+                    Ok(())
+                }
+                Action::OpenThread {
+                    thread_id,
+                    fork,
+                    replay,
+                } => {
+                    let target = ResumeTarget::Id(thread_id);
+                    let open = if fork {
+                        Open::Fork(target)
+                    } else {
+                        Open::Resume(target)
+                    };
+                    open_thread(&ctx, open, replay).await;
+                    Ok(())
+                }
+                Action::ListModels => client
+                    .request::<ModelListResponse>(ClientRequest::ModelList(
+                        ModelListParams::default(),
+                    ))
+                    .await
+                    .map(|list| {
+                        let _ = tx.send(AppEvent::Models(list.data));
+                    })
+                    .map_err(|e| format!("could not list the models: {e}")),
+                Action::ListSessions { search } => client
+                    .request::<ThreadListResponse>(ClientRequest::ThreadList(ThreadListParams {
+                        limit: Some(50),
+                        cwd: Some(CwdFilter::One(ctx.cwd.clone())),
+                        search_term: (!search.is_empty()).then(|| search.clone()),
+                        ..ThreadListParams::default()
+                    }))
+                    .await
+                    .map(|list| {
+                        let threads = list
+                            .data
+                            .into_iter()
+                            .map(|t| SessionRow {
+                                id: t.id,
+                                preview: t.name.unwrap_or(t.preview),
+                                updated_at: t.updated_at,
+                            })
+                            .collect();
+                        let _ = tx.send(AppEvent::Sessions {
+                            search,
+                            threads,
+                            now: unix_now(),
+                        });
+                    })
+                    .map_err(|e| format!("could not list the sessions: {e}")),
+                Action::Compact { thread_id } => client
+                    .request::<Value>(ClientRequest::ThreadCompactStart(ThreadIdParams {
+                        thread_id,
+                    }))
+                    .await
+                    .map(drop)
+                    .map_err(|e| format!("could not compact the conversation: {e}")),
+                Action::Diff => match git::diff(&ctx.cwd).await {
+                    Ok(text) => {
+                        let _ = tx.send(AppEvent::Diff(text));
+                        Ok(())
+                    }
+                    Err(e) => Err(e),
+                },
+                Action::ProbeStatus => {
+                    let agents_files = git::agents_files(std::path::Path::new(&ctx.cwd));
+                    let _ = tx.send(AppEvent::StatusProbed { agents_files });
+                    Ok(())
+                }
+                Action::ProbeInit => {
+                    let exists = std::path::Path::new(&ctx.cwd).join("AGENTS.md").exists();
+                    let _ = tx.send(AppEvent::InitProbed { exists });
+                    Ok(())
+                }
+                Action::Copy { .. } | Action::Quit => Ok(()),
             };
             if let Err(message) = result {
                 let _ = tx.send(AppEvent::RequestFailed { message });
             }
         });
     }
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+/// Puts `text` on the clipboard of the terminal (and of the machine the terminal runs on,
+/// over SSH too) with OSC 52.
+fn copy_osc52(text: &str) -> std::io::Result<()> {
+    use base64::Engine;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+    let mut out = std::io::stdout();
+    write!(out, "\x1b]52;c;{encoded}\x07")?;
+    out.flush()
 }

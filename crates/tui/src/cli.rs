@@ -36,9 +36,13 @@ pub struct TuiCli {
     /// Work in this directory instead of the current one.
     #[arg(id = "tui_cd", short = 'C', long = "cd", value_name = "DIR")]
     pub cd: Option<std::path::PathBuf>,
-    /// Set by `osprey resume`: continue a recorded thread instead of starting one.
+    /// Set by `osprey resume` and `osprey fork`: continue a recorded thread (or a copy of
+    /// it) instead of starting one.
     #[arg(skip)]
     pub resume: Option<ResumeTarget>,
+    /// Set by `osprey fork`: the recorded thread is copied into a new one.
+    #[arg(skip)]
+    pub fork: bool,
 }
 
 /// Which recorded thread `osprey resume` continues.
@@ -47,6 +51,8 @@ pub enum ResumeTarget {
     Id(String),
     /// The newest thread recorded in the working directory.
     Last,
+    /// Let the person choose from the threads of the working directory.
+    Picker,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

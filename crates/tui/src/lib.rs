@@ -22,6 +22,7 @@
 pub mod app;
 pub mod app_client;
 pub mod cli;
+pub mod git;
 pub mod render;
 pub mod state;
 pub mod terminal;

@@ -96,6 +96,8 @@ impl Backend for InlineBackend {
 
 /// Whether the terminal is in the TUI's modes; restoring twice is harmless.
 static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// Whether a pager holds the alternate screen.
+static ALTERNATE: AtomicBool = AtomicBool::new(false);
 
 /// Puts the terminal into the TUI's modes.
 pub fn enter() -> io::Result<()> {
@@ -117,6 +119,9 @@ pub fn restore() {
         return;
     }
     let mut out = io::stdout();
+    if ALTERNATE.swap(false, Ordering::SeqCst) {
+        let _ = execute!(out, terminal::LeaveAlternateScreen);
+    }
     let _ = execute!(
         out,
         PopKeyboardEnhancementFlags,
@@ -142,6 +147,8 @@ pub struct Tui {
     height: u16,
     /// Set by the resize handler; the next frame rebuilds the viewport.
     pub resized: Arc<AtomicBool>,
+    /// A full-screen view on the alternate screen (the pager), while one is open.
+    fullscreen: Option<Terminal<InlineBackend>>,
 }
 
 impl Tui {
@@ -160,6 +167,7 @@ impl Tui {
             terminal,
             height: height.max(1),
             resized: Arc::new(AtomicBool::new(false)),
+            fullscreen: None,
         })
     }
 
@@ -231,6 +239,41 @@ impl Tui {
                 ));
             }
         })?;
+        Ok(())
+    }
+
+    /// Draws a full-screen view on the alternate screen, entering it first; the inline
+    /// screen and its scrollback stay as they were underneath.
+    pub fn draw_fullscreen(&mut self, lines: &[Line<'static>]) -> io::Result<()> {
+        let fullscreen = match &mut self.fullscreen {
+            Some(t) => t,
+            None => {
+                execute!(io::stdout(), terminal::EnterAlternateScreen)?;
+                ALTERNATE.store(true, Ordering::SeqCst);
+                // The same remembering backend: ratatui's clear asks where the cursor is,
+                // and a query while the event reader runs would wait for its timeout.
+                let mut t = Terminal::new(InlineBackend {
+                    inner: CrosstermBackend::new(io::stdout()),
+                    cursor: Some(Position::ORIGIN),
+                })?;
+                t.clear()?;
+                self.fullscreen.insert(t)
+            }
+        };
+        fullscreen.draw(|frame| {
+            let area = frame.area();
+            crate::render::draw_lines(lines, area, frame.buffer_mut());
+        })?;
+        Ok(())
+    }
+
+    /// Back from the alternate screen (if there); the live area is drawn again whole.
+    pub fn leave_fullscreen(&mut self) -> io::Result<()> {
+        if self.fullscreen.take().is_some() {
+            ALTERNATE.store(false, Ordering::SeqCst);
+            execute!(io::stdout(), terminal::LeaveAlternateScreen)?;
+            self.resized.store(true, Ordering::SeqCst);
+        }
         Ok(())
     }
 

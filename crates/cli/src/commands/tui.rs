@@ -5,10 +5,11 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::sync::Arc;
 
-/// `osprey resume [SESSION_ID] [--last]`.
+/// `osprey resume [SESSION_ID | --last] [OPTIONS] [PROMPT]` and the same for `osprey fork`.
 #[derive(Debug, clap::Args)]
 pub struct ResumeArgs {
-    /// The session's id, as `osprey sessions list` and the exit line show it.
+    /// The session's id, as `osprey sessions list` and the exit line show it; without it
+    /// (and without --last) a picker lists this directory's sessions.
     #[arg(id = "resume_session_id", value_name = "SESSION_ID")]
     pub session_id: Option<String>,
     /// The newest session recorded in the current directory.
@@ -18,17 +19,22 @@ pub struct ResumeArgs {
         conflicts_with = "resume_session_id"
     )]
     pub last: bool,
+    #[command(flatten)]
+    pub tui: osprey_tui::TuiCli,
 }
 
 impl ResumeArgs {
-    pub fn target(&self) -> Result<osprey_tui::ResumeTarget, String> {
-        match (&self.session_id, self.last) {
-            (Some(id), _) => Ok(osprey_tui::ResumeTarget::Id(id.clone())),
-            (None, true) => Ok(osprey_tui::ResumeTarget::Last),
-            (None, false) => Err(
-                "osprey resume needs a session id (see `osprey sessions list`) or --last"
-                    .to_owned(),
-            ),
+    /// The UI's command line: these flags, the thread to open, and whether to fork it.
+    pub fn into_tui(self, fork: bool) -> osprey_tui::TuiCli {
+        let target = match (self.session_id, self.last) {
+            (Some(id), _) => osprey_tui::ResumeTarget::Id(id),
+            (None, true) => osprey_tui::ResumeTarget::Last,
+            (None, false) => osprey_tui::ResumeTarget::Picker,
+        };
+        osprey_tui::TuiCli {
+            resume: Some(target),
+            fork,
+            ..self.tui
         }
     }
 }

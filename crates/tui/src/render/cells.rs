@@ -78,6 +78,7 @@ pub fn cell_lines(cell: &Cell, width: usize) -> Vec<Line<'static>> {
         .map(|l| l.patch_style(Style::default().fg(Color::Yellow)))
         .collect(),
         Cell::Notice { text } => wrap_line(&Line::from(text.clone()), width, "  "),
+        Cell::Facts { title, rows } => facts_lines(title, rows, width),
         Cell::TurnEnd {
             seconds,
             interrupted,
@@ -97,6 +98,32 @@ pub fn cell_lines(cell: &Cell, width: usize) -> Vec<Line<'static>> {
         }
     };
     lines.push(Line::default());
+    lines
+}
+
+/// A title and `label: value` rows with the values aligned; long values wrap under
+/// themselves.
+fn facts_lines(title: &str, rows: &[(String, String)], width: usize) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::styled(format!("  {title}"), bold())];
+    let label_width = rows
+        .iter()
+        .map(|(l, _)| l.chars().count())
+        .max()
+        .unwrap_or(0)
+        + 2;
+    let indent = " ".repeat(label_width + 2);
+    for (label, value) in rows {
+        let head = format!("  {:<label_width$}", format!("{label}:"));
+        for (n, part) in value.split('\n').enumerate() {
+            let lead = if n == 0 { head.clone() } else { indent.clone() };
+            lines.extend(prefixed(
+                vec![Line::from(part.to_owned())],
+                width,
+                Span::styled(lead, dim()),
+                &indent,
+            ));
+        }
+    }
     lines
 }
 

@@ -5,6 +5,7 @@
 pub mod bottom;
 pub mod cells;
 pub mod markdown;
+pub mod popup;
 pub mod wrap;
 
 use std::time::Duration;
@@ -34,6 +35,12 @@ pub fn live_lines(
     let mut cursor = None;
     if let Some(approval) = state.approvals.first() {
         bottom.extend(bottom::approval_lines(approval, width));
+    } else if let Some(picker) = &state.picker {
+        bottom.extend(popup::picker_lines(
+            picker,
+            width,
+            max_height.saturating_sub(6).clamp(1, 12),
+        ));
     } else {
         for text in &state.queued {
             let first = text.lines().next().unwrap_or_default();
@@ -42,6 +49,11 @@ pub fn live_lines(
                 ratatui::style::Style::default().add_modifier(ratatui::style::Modifier::DIM),
             ));
         }
+        bottom.extend(popup::slash_popup_lines(
+            &state.popup_entries(),
+            state.popup_selected,
+            width,
+        ));
         let (lines, (x, y)) = bottom::composer_lines(&state.composer, width);
         let top = bottom.len() as u16;
         bottom.extend(lines);

@@ -252,7 +252,7 @@ fn status_line_idle_and_working() {
             model: "gpt-5.5".into(),
             cwd: "/home/user/projects/osprey".into(),
             context_left_percent: Some(87),
-            usage: None,
+            ..Status::default()
         };
         vec![
             bottom::status_line(&status, None, 0, false, w),
@@ -309,6 +309,7 @@ fn a_resumed_transcript_is_drawn_as_it_was_live() {
             model: "m".into(),
             cwd: "/work".into(),
             turns: vec![turn],
+            settings: Default::default(),
         },
         Instant::now(),
     );
@@ -316,4 +317,142 @@ fn a_resumed_transcript_is_drawn_as_it_was_live() {
     both_sizes("resumed_transcript", |w| {
         cells.iter().flat_map(|c| cells::cell_lines(c, w)).collect()
     });
+}
+
+fn ready_state() -> crate::state::AppState {
+    let mut state = crate::state::AppState::new();
+    state.apply(
+        crate::state::AppEvent::ThreadReady {
+            thread_id: "th1".into(),
+            model: "gpt-5.5".into(),
+            cwd: "/work".into(),
+            turns: Vec::new(),
+            settings: Default::default(),
+        },
+        Instant::now(),
+    );
+    state
+}
+
+fn type_into(state: &mut crate::state::AppState, text: &str) {
+    for c in text.chars() {
+        state.on_key(
+            crossterm::event::KeyEvent::new(
+                crossterm::event::KeyCode::Char(c),
+                crossterm::event::KeyModifiers::NONE,
+            ),
+            Instant::now(),
+        );
+    }
+}
+
+#[test]
+fn slash_popup_above_the_composer() {
+    let mut state = ready_state();
+    type_into(&mut state, "/");
+    both_sizes("slash_popup", |w| live_lines(&state, None, w, 24).lines);
+    type_into(&mut state, "m");
+    both_sizes("slash_popup_filtered", |w| {
+        live_lines(&state, None, w, 24).lines
+    });
+}
+
+#[test]
+fn permissions_picker() {
+    let mut state = ready_state();
+    type_into(&mut state, "/permissions");
+    state.on_key(
+        crossterm::event::KeyEvent::new(
+            crossterm::event::KeyCode::Enter,
+            crossterm::event::KeyModifiers::NONE,
+        ),
+        Instant::now(),
+    );
+    both_sizes("permissions_picker", |w| {
+        live_lines(&state, None, w, 24).lines
+    });
+}
+
+#[test]
+fn session_picker_with_a_search() {
+    let mut state = ready_state();
+    state.apply(
+        crate::state::AppEvent::PickSession { fork: false },
+        Instant::now(),
+    );
+    type_into(&mut state, "tab");
+    state.apply(
+        crate::state::AppEvent::Sessions {
+            search: "tab".into(),
+            threads: vec![
+                crate::state::SessionRow {
+                    id: "a".into(),
+                    preview: "lay out the markdown tables".into(),
+                    updated_at: 1000,
+                },
+                crate::state::SessionRow {
+                    id: "b".into(),
+                    preview: "why is the table test slow".into(),
+                    updated_at: 1000 - 7200,
+                },
+            ],
+            now: 1011,
+        },
+        Instant::now(),
+    );
+    both_sizes("session_picker", |w| live_lines(&state, None, w, 24).lines);
+}
+
+#[test]
+fn status_cell() {
+    let cell = Cell::Facts {
+        title: "Osprey status".into(),
+        rows: vec![
+            ("Model".into(), "gpt-5.5 (reasoning medium)".into()),
+            ("Directory".into(), "/work".into()),
+            (
+                "AGENTS.md".into(),
+                "/work/AGENTS.md\n/work/crates/tui/AGENTS.md".into(),
+            ),
+            ("Context window".into(), "97% left (7K used / 258K)".into()),
+        ],
+    };
+    both_sizes("status_cell", |w| cells::cell_lines(&cell, w));
+}
+
+#[test]
+fn diff_pager() {
+    let pager = crate::state::Pager {
+        title: "/diff".into(),
+        content: crate::state::PagerContent::Diff(
+            "diff --git a/notes.txt b/notes.txt\n--- a/notes.txt\n+++ b/notes.txt\n@@ -1,2 +1,3 @@\n hello\n-world\n+osprey world\n+added line\n"
+                .into(),
+        ),
+        scroll: 0,
+    };
+    for (w, h) in [(80u16, 24u16), (120, 40)] {
+        let (lines, scroll) = popup::pager_view(&pager, &[], usize::from(w), usize::from(h));
+        assert_eq!(scroll, 0);
+        insta::assert_snapshot!(format!("diff_pager_{w}x{h}"), screen(&lines, w, h));
+    }
+}
+
+#[test]
+fn the_pager_clamps_its_scroll_to_the_content() {
+    let pager = crate::state::Pager {
+        title: "Transcript".into(),
+        content: crate::state::PagerContent::Transcript,
+        scroll: usize::MAX,
+    };
+    let history: Vec<Cell> = (0..30)
+        .map(|i| Cell::User {
+            text: format!("message {i}"),
+        })
+        .collect();
+    let (lines, scroll) = popup::pager_view(&pager, &history, 80, 24);
+    // 30 cells of two lines each; 20 rows of room.
+    assert_eq!(scroll, 60 - 20);
+    let text = screen(&lines, 80, 24);
+    assert!(text.contains("› message 29"), "{text}");
+    assert!(text.contains("100%"), "{text}");
 }

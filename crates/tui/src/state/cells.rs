@@ -35,6 +35,11 @@ pub enum Cell {
     Notice {
         text: String,
     },
+    /// Labelled facts (`/status`, `/mcp`): a title and aligned `label: value` rows.
+    Facts {
+        title: String,
+        rows: Vec<(String, String)>,
+    },
     /// The end of a turn: how long it worked, and whether it was interrupted.
     TurnEnd {
         seconds: u64,

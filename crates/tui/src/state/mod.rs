@@ -5,19 +5,24 @@
 
 pub mod approval;
 pub mod cells;
+mod commands;
 pub mod composer;
+pub mod picker;
+pub mod slash;
 
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use osprey_app_server_protocol::{
-    RequestId, ServerNotification, ServerRequest, ThreadItemDetails, Turn, TurnStatus,
+    AskForApproval, Model, RequestId, SandboxPolicy, ServerNotification, ServerRequest,
+    ThreadItemDetails, Turn, TurnStatus,
 };
 
 use crate::app_client::ServerEvent;
 pub use approval::{Answer, ApprovalChoice, ApprovalKind, ESC_KEY, PendingApproval};
 pub use cells::{Cell, ExecCell};
 pub use composer::Composer;
+pub use picker::{Pager, PagerContent, Picker, PickerItem, PickerKind};
 
 /// What the app loop feeds the state: the server's messages and the results of requests
 /// the loop made.
@@ -30,11 +35,64 @@ pub enum AppEvent {
         model: String,
         cwd: String,
         turns: Vec<Turn>,
+        settings: ThreadSettings,
     },
     /// A request failed; `message` says which and why.
     RequestFailed {
         message: String,
     },
+    /// `model/list` answered, for `/model`.
+    Models(Vec<Model>),
+    /// `thread/list` answered for the session picker searching `search`.
+    Sessions {
+        search: String,
+        threads: Vec<SessionRow>,
+        /// Unix seconds now, for "5m ago".
+        now: i64,
+    },
+    /// `git diff` (untracked files included) for `/diff`.
+    Diff(String),
+    /// The AGENTS.md files that apply to the working directory, for `/status`.
+    StatusProbed {
+        agents_files: Vec<String>,
+    },
+    /// Whether the working directory has an AGENTS.md already, for `/init`.
+    InitProbed {
+        exists: bool,
+    },
+    /// A one-line note to show (the clipboard was written, …).
+    Notice(String),
+    /// `osprey resume` / `osprey fork` without an id: open the session picker.
+    PickSession {
+        fork: bool,
+    },
+}
+
+/// The settings a thread runs with, as `thread/start` (resume, fork) reported them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ThreadSettings {
+    pub provider: String,
+    pub approval: Option<AskForApproval>,
+    pub sandbox: Option<SandboxPolicy>,
+    pub effort: Option<String>,
+}
+
+/// One past session in the picker.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionRow {
+    pub id: String,
+    pub preview: String,
+    /// Unix seconds.
+    pub updated_at: i64,
+}
+
+/// What `/model` and `/permissions` changed; sent with every later `turn/start`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TurnOverrides {
+    pub model: Option<String>,
+    pub effort: Option<String>,
+    pub approval: Option<AskForApproval>,
+    pub sandbox: Option<SandboxPolicy>,
 }
 
 /// What the state asks the app loop to do.
@@ -43,6 +101,7 @@ pub enum Action {
     StartTurn {
         thread_id: String,
         text: String,
+        overrides: TurnOverrides,
     },
     /// The person's `!cmd`, kept out of the model's history; `!!cmd` shares it.
     ShellCommand {
@@ -58,6 +117,28 @@ pub enum Action {
         id: RequestId,
         answer: Answer,
     },
+    /// `/new`: a fresh thread with the command line's settings.
+    NewThread,
+    /// Resume (or fork) a recorded thread; its turns are replayed when `replay`.
+    OpenThread {
+        thread_id: String,
+        fork: bool,
+        replay: bool,
+    },
+    ListModels,
+    ListSessions {
+        search: String,
+    },
+    Compact {
+        thread_id: String,
+    },
+    Diff,
+    ProbeStatus,
+    ProbeInit,
+    /// Put `text` on the clipboard (OSC 52).
+    Copy {
+        text: String,
+    },
     Quit,
 }
 
@@ -70,6 +151,9 @@ pub struct Status {
     pub context_left_percent: Option<u8>,
     /// The thread's token usage so far, for the exit summary.
     pub usage: Option<osprey_app_server_protocol::TokenUsageBreakdown>,
+    /// The last request's tokens and the model's context window, for `/status`.
+    pub context: Option<(i64, i64)>,
+    pub settings: ThreadSettings,
 }
 
 /// A turn in progress.
@@ -103,6 +187,18 @@ pub struct AppState {
     /// Ctrl+C was pressed once while idle; the next press quits.
     pub quit_armed: bool,
     pub should_quit: bool,
+    /// The selected row of the slash popup.
+    pub popup_selected: usize,
+    /// A list opened by a slash command, shown instead of the composer.
+    pub picker: Option<Picker>,
+    /// A full-screen view (`/diff`, Ctrl+T).
+    pub pager: Option<Pager>,
+    /// What `/model` and `/permissions` chose for the next turns.
+    pub next_turn: TurnOverrides,
+    /// Each listed model's reasoning efforts, for the step after the model picker.
+    efforts: std::collections::HashMap<String, Vec<PickerItem>>,
+    /// The terminal's height at the last frame (a pager page).
+    pub screen_rows: u16,
 }
 
 impl AppState {
@@ -136,11 +232,18 @@ impl AppState {
                 model,
                 cwd,
                 turns,
+                settings,
             } => {
                 self.replay(&turns);
                 self.thread_id = Some(thread_id);
-                self.status.model = model;
-                self.status.cwd = cwd;
+                self.status = Status {
+                    model,
+                    cwd,
+                    settings,
+                    ..Status::default()
+                };
+                self.next_turn = TurnOverrides::default();
+                self.start_failed = false;
                 match self.pending_prompt.take() {
                     Some(text) => self.submit(text, now),
                     None => Vec::new(),
@@ -156,6 +259,32 @@ impl AppState {
                     self.turn = None;
                 }
                 self.history.push(Cell::Error { message });
+                Vec::new()
+            }
+            AppEvent::Models(models) => {
+                self.open_model_picker(models);
+                Vec::new()
+            }
+            AppEvent::Sessions {
+                search,
+                threads,
+                now,
+            } => {
+                self.fill_session_picker(&search, threads, now);
+                Vec::new()
+            }
+            AppEvent::Diff(text) => {
+                self.open_diff(text);
+                Vec::new()
+            }
+            AppEvent::StatusProbed { agents_files } => {
+                self.push_status(agents_files);
+                Vec::new()
+            }
+            AppEvent::InitProbed { exists } => self.init(exists, now),
+            AppEvent::PickSession { fork } => self.open_session_picker(fork),
+            AppEvent::Notice(text) => {
+                self.history.push(Cell::Notice { text });
                 Vec::new()
             }
             AppEvent::Server(ServerEvent::Notification(n)) => self.on_notification(*n, now),
@@ -281,6 +410,7 @@ impl AppState {
                     let used = u.token_usage.last.total_tokens.clamp(0, window);
                     let left = (window - used) * 100 / window;
                     self.status.context_left_percent = u8::try_from(left).ok();
+                    self.status.context = Some((used, window));
                 }
                 Vec::new()
             }
@@ -426,7 +556,11 @@ impl AppState {
             id: None,
             started: now,
         });
-        vec![Action::StartTurn { thread_id, text }]
+        vec![Action::StartTurn {
+            thread_id,
+            text,
+            overrides: self.next_turn.clone(),
+        }]
     }
 
     fn interrupt(&self) -> Vec<Action> {
@@ -460,6 +594,16 @@ impl AppState {
         if !self.approvals.is_empty() {
             return self.on_approval_key(key);
         }
+        if self.pager.is_some() {
+            self.on_pager_key(key);
+            return Vec::new();
+        }
+        if self.picker.is_some() {
+            return self.on_picker_key(key);
+        }
+        if let Some(actions) = self.on_popup_key(key, now) {
+            return actions;
+        }
         if ctrl_c {
             if self.turn.is_some() {
                 return self.interrupt();
@@ -482,8 +626,12 @@ impl AppState {
             KeyCode::Char('j') if ctrl => self.composer.newline(),
             KeyCode::Enter => {
                 let text = self.composer.take();
+                if let Some(parsed) = slash::parse(&text) {
+                    return self.run_slash(parsed, now);
+                }
                 return self.submit(text, now);
             }
+            KeyCode::Char('t') if ctrl => self.open_transcript(),
             KeyCode::Esc if self.turn.is_some() => return self.interrupt(),
             KeyCode::Char('d') if ctrl => {
                 if self.composer.is_empty() {

@@ -46,6 +46,7 @@ fn ready() -> AppState {
             model: "mock-model".into(),
             cwd: "/work".into(),
             turns: Vec::new(),
+            settings: Default::default(),
         },
         Instant::now(),
     );
@@ -103,7 +104,8 @@ fn enter_submits_and_the_modified_enters_insert_newlines() {
         state.on_key(key(KeyCode::Enter), now),
         vec![Action::StartTurn {
             thread_id: "th1".into(),
-            text: "one\n\n\ntwo".into()
+            text: "one\n\n\ntwo".into(),
+            overrides: Default::default(),
         }]
     );
     assert!(state.composer.is_empty());
@@ -121,6 +123,7 @@ fn a_prompt_given_before_the_thread_is_ready_is_sent_when_it_is() {
             model: "m".into(),
             cwd: "/w".into(),
             turns: Vec::new(),
+            settings: Default::default(),
         },
         now,
     );
@@ -128,7 +131,8 @@ fn a_prompt_given_before_the_thread_is_ready_is_sent_when_it_is() {
         actions,
         vec![Action::StartTurn {
             thread_id: "th1".into(),
-            text: "hello".into()
+            text: "hello".into(),
+            overrides: Default::default(),
         }]
     );
 }
@@ -228,7 +232,8 @@ fn a_message_typed_during_a_turn_is_queued_and_sent_when_it_ends() {
         actions,
         vec![Action::StartTurn {
             thread_id: "th1".into(),
-            text: "second".into()
+            text: "second".into(),
+            overrides: Default::default(),
         }]
     );
     assert!(state.queued.is_empty());
@@ -508,6 +513,7 @@ fn a_resumed_thread_replays_its_turns_as_cells() {
             model: "m".into(),
             cwd: "/w".into(),
             turns: vec![turn],
+            settings: Default::default(),
         },
         Instant::now(),
     );
@@ -527,4 +533,326 @@ fn a_resumed_thread_replays_its_turns_as_cells() {
             },
         ]
     );
+}
+
+fn enter(state: &mut AppState) -> Vec<Action> {
+    state.on_key(key(KeyCode::Enter), Instant::now())
+}
+
+/// Types a slash command and presses Enter.
+fn slash(state: &mut AppState, text: &str) -> Vec<Action> {
+    type_text(state, text, Instant::now());
+    enter(state)
+}
+
+fn model(id: &str, efforts: &[&str]) -> osprey_app_server_protocol::Model {
+    serde_json::from_value(json!({
+        "id": id, "model": id, "displayName": id, "description": format!("{id} model"),
+        "supportedReasoningEfforts": efforts.iter()
+            .map(|e| json!({"reasoningEffort": e, "description": format!("{e} effort")}))
+            .collect::<Vec<_>>(),
+        "defaultReasoningEffort": efforts.first(), "isDefault": false,
+    }))
+    .unwrap()
+}
+
+#[test]
+fn the_slash_popup_filters_as_typed_and_enter_runs_the_selected_command() {
+    let mut state = ready();
+    type_text(&mut state, "/", Instant::now());
+    assert_eq!(state.popup_entries().len(), slash::COMMANDS.len());
+    type_text(&mut state, "st", Instant::now());
+    let names: Vec<_> = state.popup_entries().iter().map(|e| e.name).collect();
+    assert_eq!(names, vec!["status"]);
+    assert_eq!(enter(&mut state), vec![Action::ProbeStatus]);
+    assert!(state.composer.is_empty());
+    // ↓ moves the selection; Tab completes the name.
+    type_text(&mut state, "/m", Instant::now());
+    state.on_key(key(KeyCode::Down), Instant::now());
+    assert_eq!(state.popup_selected, 1);
+    state.on_key(key(KeyCode::Tab), Instant::now());
+    assert_eq!(state.composer.text(), "/mcp ");
+    assert!(
+        state.popup_entries().is_empty(),
+        "closed once a space follows"
+    );
+}
+
+#[test]
+fn an_unknown_command_says_so_and_a_path_is_sent_as_a_message() {
+    let mut state = ready();
+    assert_eq!(slash(&mut state, "/foo"), vec![]);
+    assert_eq!(
+        state.history.last(),
+        Some(&Cell::Error {
+            message: "Unrecognized command '/foo'. Type \"/\" for a list of supported commands."
+                .into()
+        })
+    );
+    let actions = slash(&mut state, "/tmp/x is slow");
+    assert!(matches!(&actions[..], [Action::StartTurn { text, .. }] if text == "/tmp/x is slow"));
+}
+
+#[test]
+fn status_shows_the_sessions_facts() {
+    let mut state = AppState::new();
+    state.apply(
+        AppEvent::ThreadReady {
+            thread_id: "th1".into(),
+            model: "gpt-5.5".into(),
+            cwd: "/work".into(),
+            turns: Vec::new(),
+            settings: ThreadSettings {
+                provider: "mock".into(),
+                approval: Some(osprey_app_server_protocol::AskForApproval::OnRequest),
+                sandbox: Some(picker::PresetSandbox::WorkspaceWrite.policy()),
+                effort: Some("medium".into()),
+            },
+        },
+        Instant::now(),
+    );
+    assert_eq!(slash(&mut state, "/status"), vec![Action::ProbeStatus]);
+    state.apply(
+        AppEvent::StatusProbed {
+            agents_files: vec!["/work/AGENTS.md".into()],
+        },
+        Instant::now(),
+    );
+    let Some(Cell::Facts { rows, .. }) = state.history.last() else {
+        panic!("no status cell: {:?}", state.history);
+    };
+    let row = |label: &str| {
+        rows.iter()
+            .find(|(l, _)| l == label)
+            .map(|(_, v)| v.clone())
+            .unwrap()
+    };
+    assert_eq!(row("Model"), "gpt-5.5 (reasoning medium)");
+    assert_eq!(row("Model provider"), "mock");
+    assert_eq!(row("Permissions"), "Approve in workspace");
+    assert_eq!(row("AGENTS.md"), "/work/AGENTS.md");
+    assert_eq!(row("Session"), "th1");
+}
+
+#[test]
+fn permissions_presets_apply_to_the_next_turns() {
+    let mut state = ready();
+    assert_eq!(slash(&mut state, "/approvals"), vec![]);
+    let picker = state.picker.as_ref().unwrap();
+    assert_eq!(picker.kind, PickerKind::Permissions);
+    assert_eq!(picker.items.len(), 4);
+    for _ in 0..3 {
+        state.on_key(key(KeyCode::Down), Instant::now());
+    }
+    assert_eq!(enter(&mut state), vec![]);
+    assert!(state.picker.is_none());
+    let actions = slash(&mut state, "hello");
+    let [Action::StartTurn { overrides, .. }] = &actions[..] else {
+        panic!("{actions:?}");
+    };
+    assert_eq!(
+        overrides.approval,
+        Some(osprey_app_server_protocol::AskForApproval::Never)
+    );
+    assert_eq!(
+        overrides.sandbox,
+        Some(osprey_app_server_protocol::SandboxPolicy::DangerFullAccess)
+    );
+}
+
+#[test]
+fn model_then_effort_apply_to_the_next_turns() {
+    let mut state = ready();
+    assert_eq!(slash(&mut state, "/model"), vec![Action::ListModels]);
+    assert!(state.picker.as_ref().unwrap().loading);
+    state.apply(
+        AppEvent::Models(vec![
+            model("mock-model", &[]),
+            model("big", &["low", "high"]),
+        ]),
+        Instant::now(),
+    );
+    let picker = state.picker.as_ref().unwrap();
+    assert_eq!(picker.items[0].label, "mock-model (current)");
+    assert_eq!(picker.selected, 0, "the current model is selected");
+    state.on_key(key(KeyCode::Down), Instant::now());
+    enter(&mut state);
+    let picker = state.picker.as_ref().unwrap();
+    assert_eq!(
+        picker.kind,
+        PickerKind::Effort {
+            model: "big".into()
+        }
+    );
+    state.on_key(key(KeyCode::Down), Instant::now());
+    enter(&mut state);
+    assert!(state.picker.is_none());
+    assert_eq!(state.status.model, "big");
+    let actions = slash(&mut state, "hi");
+    let [Action::StartTurn { overrides, .. }] = &actions[..] else {
+        panic!("{actions:?}");
+    };
+    assert_eq!(overrides.model.as_deref(), Some("big"));
+    assert_eq!(overrides.effort.as_deref(), Some("high"));
+}
+
+#[test]
+fn thread_changing_commands_wait_for_an_idle_thread() {
+    let mut state = ready();
+    slash(&mut state, "working");
+    assert_eq!(slash(&mut state, "/new"), vec![]);
+    assert!(
+        matches!(state.history.last(), Some(Cell::Notice { text }) if text.contains("'/new' is disabled"))
+    );
+    let mut idle = ready();
+    assert_eq!(slash(&mut idle, "/new"), vec![Action::NewThread]);
+    assert_eq!(
+        slash(&mut idle, "/fork"),
+        vec![Action::OpenThread {
+            thread_id: "th1".into(),
+            fork: true,
+            replay: false
+        }]
+    );
+    assert_eq!(
+        slash(&mut idle, "/compact"),
+        vec![Action::Compact {
+            thread_id: "th1".into()
+        }]
+    );
+    assert!(idle.turn.is_some(), "compaction runs as a turn");
+    let mut quitting = ready();
+    assert_eq!(slash(&mut quitting, "/quit"), vec![Action::Quit]);
+    assert!(quitting.should_quit);
+}
+
+#[test]
+fn copy_takes_the_last_answers_markdown() {
+    let mut state = ready();
+    assert_eq!(slash(&mut state, "/copy"), vec![]);
+    assert!(
+        matches!(state.history.last(), Some(Cell::Notice { text }) if text.starts_with("Nothing to copy"))
+    );
+    state.history.push(Cell::Agent {
+        text: "**first**".into(),
+        streaming: false,
+    });
+    state.history.push(Cell::Agent {
+        text: "## second".into(),
+        streaming: false,
+    });
+    assert_eq!(
+        slash(&mut state, "/copy"),
+        vec![Action::Copy {
+            text: "## second".into()
+        }]
+    );
+}
+
+#[test]
+fn init_asks_the_model_unless_agents_md_exists() {
+    let mut state = ready();
+    assert_eq!(slash(&mut state, "/init"), vec![Action::ProbeInit]);
+    assert_eq!(
+        state.apply(AppEvent::InitProbed { exists: true }, Instant::now()),
+        vec![]
+    );
+    let actions = state.apply(AppEvent::InitProbed { exists: false }, Instant::now());
+    assert!(matches!(&actions[..], [Action::StartTurn { text, .. }] if text.contains("AGENTS.md")));
+}
+
+#[test]
+fn the_session_picker_searches_through_thread_list_and_opens_the_choice() {
+    let mut state = ready();
+    assert_eq!(
+        slash(&mut state, "/resume"),
+        vec![Action::ListSessions {
+            search: String::new()
+        }]
+    );
+    assert_eq!(
+        state.on_key(key(KeyCode::Char('a')), Instant::now()),
+        vec![Action::ListSessions { search: "a".into() }]
+    );
+    assert_eq!(
+        state.on_key(key(KeyCode::Char('b')), Instant::now()),
+        vec![Action::ListSessions {
+            search: "ab".into()
+        }]
+    );
+    let row = |id: &str, preview: &str| SessionRow {
+        id: id.into(),
+        preview: preview.into(),
+        updated_at: 1000,
+    };
+    // A late answer to an older search is dropped.
+    state.apply(
+        AppEvent::Sessions {
+            search: "a".into(),
+            threads: vec![row("old", "a")],
+            now: 1030,
+        },
+        Instant::now(),
+    );
+    assert!(state.picker.as_ref().unwrap().items.is_empty());
+    state.apply(
+        AppEvent::Sessions {
+            search: "ab".into(),
+            threads: vec![row("th1", "this one"), row("t2", "abc task\nmore")],
+            now: 1030,
+        },
+        Instant::now(),
+    );
+    let picker = state.picker.as_ref().unwrap();
+    assert_eq!(picker.items.len(), 1, "the open thread is not offered");
+    assert_eq!(picker.items[0].label, "30s ago");
+    assert_eq!(picker.items[0].description, "abc task");
+    assert_eq!(
+        enter(&mut state),
+        vec![Action::OpenThread {
+            thread_id: "t2".into(),
+            fork: false,
+            replay: true
+        }]
+    );
+}
+
+#[test]
+fn esc_on_the_startup_session_picker_starts_a_new_session() {
+    let mut state = AppState::new();
+    assert_eq!(
+        state.apply(AppEvent::PickSession { fork: true }, Instant::now()),
+        vec![Action::ListSessions {
+            search: String::new()
+        }]
+    );
+    assert_eq!(
+        state.on_key(key(KeyCode::Esc), Instant::now()),
+        vec![Action::NewThread]
+    );
+}
+
+#[test]
+fn the_pager_scrolls_and_closes() {
+    let mut state = ready();
+    state.screen_rows = 24;
+    state.apply(AppEvent::Diff("+a\n-b\n".into()), Instant::now());
+    let pager = state.pager.as_ref().unwrap();
+    assert_eq!(pager.scroll, 0);
+    state.on_key(key(KeyCode::PageDown), Instant::now());
+    assert_eq!(state.pager.as_ref().unwrap().scroll, 20);
+    state.on_key(key(KeyCode::Home), Instant::now());
+    assert_eq!(state.pager.as_ref().unwrap().scroll, 0);
+    state.on_key(key(KeyCode::Char('q')), Instant::now());
+    assert!(state.pager.is_none());
+    state.on_key(ctrl('t'), Instant::now());
+    assert_eq!(
+        state.pager.as_ref().map(|p| &p.content),
+        Some(&PagerContent::Transcript)
+    );
+    state.on_key(key(KeyCode::Esc), Instant::now());
+    assert!(state.pager.is_none());
+    // No changes: a note instead of an empty pager.
+    state.apply(AppEvent::Diff(String::new()), Instant::now());
+    assert!(state.pager.is_none());
 }

@@ -468,3 +468,118 @@ fn keys_typed_during_a_resize_burst_all_reach_the_composer() {
         s.lines().any(|l| l == expected)
     });
 }
+
+/// Types `text` and waits for it in the composer before pressing Enter (the popup filters
+/// as it is typed).
+fn command(tui: &PtySession, text: &str) {
+    tui.send(text.as_bytes());
+    tui.wait_for(&format!("{text} in the composer"), |s| {
+        s.lines().any(|l| l.trim_end() == format!("› {text}"))
+    });
+    tui.send(b"\r");
+}
+
+#[test]
+fn slash_commands_status_permissions_unknown_and_exit() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockModelServer::start(vec![sse_turn(vec![
+        ev_assistant_message("m1", "first **answer**"),
+    ])]));
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("AGENTS.md"), "be brief").unwrap();
+    let mut tui = PtySession::spawn(
+        &home,
+        work.path(),
+        &["-a", "untrusted", "-s", "workspace-write"],
+        40,
+        110,
+    );
+    tui.wait_text("Ask Osprey to do anything");
+    tui.wait_text("mock-model");
+
+    // The popup lists the commands as `/` is typed.
+    tui.send(b"/");
+    tui.wait_text("/permissions  choose what Osprey is allowed to do");
+    tui.send(b"\x7f");
+
+    command(&tui, "/foo");
+    tui.wait_text("Unrecognized command '/foo'");
+
+    command(&tui, "/status");
+    tui.wait_text("Osprey status");
+    let screen = tui.wait_text("Context window:");
+    assert!(screen.contains("Model:          mock-model"), "{screen}");
+    assert!(
+        screen.contains("Permissions:    Ask for approval"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(&format!(
+            "AGENTS.md:      {}",
+            work.path().join("AGENTS.md").display()
+        )) || screen.contains("AGENTS.md"),
+        "{screen}"
+    );
+
+    // /permissions → Full Access applies to the next turn.
+    command(&tui, "/permissions");
+    tui.wait_text("Update Model Permissions");
+    tui.send(b"4");
+    tui.wait_text("Permissions set to Full Access");
+    command(&tui, "hello");
+    tui.wait_text("first answer");
+    tui.wait_text("Worked for");
+    let requests = server.requests();
+    let body = requests[0].body.to_string();
+    assert!(
+        body.contains("<approval_policy>never</approval_policy>"),
+        "the turn ran with the chosen approval policy: {body}"
+    );
+
+    command(&tui, "/quit");
+    assert!(tui.wait_exit());
+    tui.wait_text("To continue this session, run: osprey resume ");
+}
+
+#[test]
+fn diff_opens_a_pager_with_untracked_files_and_q_closes_it() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockModelServer::start(Vec::new()));
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let work = osprey_test_support::temp_git_repo();
+    let git = |args: &[&str]| {
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "the test sets up a git repository"
+        )]
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(work.path())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    std::fs::write(work.path().join("notes.txt"), "hello\nworld\n").unwrap();
+    git(&["add", "notes.txt"]);
+    git(&["commit", "-q", "-m", "one"]);
+    std::fs::write(work.path().join("notes.txt"), "hello\nosprey world\n").unwrap();
+    std::fs::write(work.path().join("new.txt"), "brand new\n").unwrap();
+    let mut tui = PtySession::spawn(&home, work.path(), &[], 30, 100);
+    tui.wait_text("Ask Osprey to do anything");
+    command(&tui, "/diff");
+    let screen = tui.wait_text("q close");
+    assert!(screen.contains("+osprey world"), "{screen}");
+    assert!(screen.contains("-world"), "{screen}");
+    assert!(
+        screen.contains("+brand new"),
+        "untracked files are included: {screen}"
+    );
+    tui.send(b"q");
+    tui.wait_for("the pager closed and the composer is back", |s| {
+        !s.contains("q close") && s.contains("Ask Osprey to do anything")
+    });
+    tui.send(b"\x04");
+    assert!(tui.wait_exit());
+}
