@@ -182,7 +182,7 @@ async fn a_server_in_its_own_network_and_mount_namespace_serves_its_own_files() 
     assert_eq!(lines.next(), Some("remote.txt"), "{}", done.stdout);
     // lo and the veth end: the server's own network, not the host's.
     let ns_if = format!("on{}", pid % 100_000);
-    let mut want = vec!["lo".to_owned(), ns_if];
+    let mut want = ["lo".to_owned(), ns_if];
     want.sort();
     assert_eq!(
         lines.next().map(str::trim),
