@@ -187,15 +187,18 @@ impl MockModelServer {
         routes: Vec<(&str, Vec<MockResponse>)>,
     ) -> Self {
         let server = Self::start(script).await;
-        {
-            let mut state = server.shared.lock();
-            for (name, script) in routes {
-                state
-                    .routes
-                    .insert(name.to_owned(), RouteScript { script, next: 0 });
-            }
+        for (name, script) in routes {
+            server.add_route(name, script);
         }
         server
+    }
+
+    /// Answers the sub-agent named `route` from `script` (see [`Self::start_routed`]).
+    pub fn add_route(&self, route: &str, script: Vec<MockResponse>) {
+        self.shared
+            .lock()
+            .routes
+            .insert(route.to_owned(), RouteScript { script, next: 0 });
     }
 
     /// Every request a route (sub-agent nickname) received, in arrival order.

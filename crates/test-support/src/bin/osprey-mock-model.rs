@@ -1,7 +1,7 @@
 //! `osprey-mock-model`: serves a JSON mock-model script over HTTP for benchmark scripts.
 //!
 //! ```text
-//! osprey-mock-model --script FILE.json [--port N] [--repeat]
+//! osprey-mock-model --script FILE.json [--port N] [--repeat] [--route NICKNAME=FILE.json]…
 //! ```
 //!
 //! Prints `listening on http://127.0.0.1:PORT/v1` on stdout once it accepts requests, then
@@ -17,17 +17,19 @@ use osprey_test_support::MockModelServer;
 use osprey_test_support::ServerOptions;
 use osprey_test_support::load_script;
 
-const USAGE: &str = "usage: osprey-mock-model --script FILE.json [--port N] [--repeat]\n\
+const USAGE: &str = "usage: osprey-mock-model --script FILE.json [--port N] [--repeat] [--route NICKNAME=FILE.json]...\n\
 \n\
 Serves a scripted model (Responses API and Chat Completions) on 127.0.0.1.\n\
-  --script FILE  JSON array of mock responses, one per request\n\
-  --port N       port to listen on (default: any free port)\n\
-  --repeat       start the script over when it runs out\n";
+  --script FILE           JSON array of mock responses, one per request\n\
+  --port N                port to listen on (default: any free port)\n\
+  --repeat                start the script over when it runs out\n\
+  --route NICKNAME=FILE   answer the sub-agent with this nickname from its own script\n";
 
 struct Args {
     script: PathBuf,
     port: u16,
     repeat: bool,
+    routes: Vec<(String, PathBuf)>,
 }
 
 enum Parsed {
@@ -39,6 +41,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Parsed, String> 
     let mut script = None;
     let mut port = 0u16;
     let mut repeat = false;
+    let mut routes = Vec::new();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--script" => {
@@ -53,6 +56,13 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Parsed, String> 
                     .map_err(|_| format!("--port needs a number from 0 to 65535, got {value:?}"))?;
             }
             "--repeat" => repeat = true,
+            "--route" => {
+                let value = args.next().ok_or("--route needs NICKNAME=FILE.json")?;
+                let (name, file) = value
+                    .split_once('=')
+                    .ok_or_else(|| format!("--route needs NICKNAME=FILE.json, got {value:?}"))?;
+                routes.push((name.to_owned(), PathBuf::from(file)));
+            }
             "-h" | "--help" => return Ok(Parsed::Help),
             other => return Err(format!("unknown argument {other:?}")),
         }
@@ -62,6 +72,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Parsed, String> 
         script,
         port,
         repeat,
+        routes,
     }))
 }
 
@@ -98,6 +109,10 @@ async fn run(args: Args) -> Result<ExitCode, String> {
     let server = MockModelServer::start_with(script, options)
         .await
         .map_err(|err| err.to_string())?;
+    for (name, file) in &args.routes {
+        let script = load_script(file).map_err(|err| err.to_string())?;
+        server.add_route(name, script);
+    }
     let mut stdout = std::io::stdout();
     writeln!(stdout, "listening on {}", server.base_url())
         .and_then(|()| stdout.flush())
