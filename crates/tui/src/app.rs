@@ -54,6 +54,7 @@ pub async fn run_main(cli: TuiCli, server: ServerOptions) -> i32 {
         return 1;
     }
     let version = server.version.clone();
+    let settings = crate::settings::load(&server.env);
     let (server_tx, server_rx) = mpsc::unbounded_channel();
     let (client, handle) = match AppClient::start_in_process(server, server_tx) {
         Ok(started) => started,
@@ -68,7 +69,20 @@ pub async fn run_main(cli: TuiCli, server: ServerOptions) -> i32 {
         return 1;
     }
     terminal::install_panic_hook();
-    let result = event_loop(&client, server_rx, &cli, &cwd, &version).await;
+    let mut state = AppState::new();
+    match settings {
+        Ok(settings) => {
+            state.alt_screen = cli.alt_screen || settings.alternate_screen;
+            state.share_shell_output = settings.share_shell_output;
+        }
+        Err(message) => {
+            state.alt_screen = cli.alt_screen;
+            state.history.push(crate::state::Cell::Warning {
+                message: format!("{message}; the [tui] settings are ignored"),
+            });
+        }
+    }
+    let result = event_loop(state, &client, server_rx, &cli, &cwd, &version).await;
     terminal::restore();
     let _ = tokio::time::timeout(SHUTDOWN_WAIT, handle.shutdown_all()).await;
     let mut stdout = std::io::stdout();
@@ -94,13 +108,13 @@ pub async fn run_main(cli: TuiCli, server: ServerOptions) -> i32 {
 }
 
 async fn event_loop(
+    mut state: AppState,
     client: &AppClient,
     mut server_rx: mpsc::UnboundedReceiver<ServerEvent>,
     cli: &TuiCli,
     cwd: &std::path::Path,
     version: &str,
 ) -> std::io::Result<AppState> {
-    let mut state = AppState::new();
     let mut tui = Tui::new(3)?;
     let (app_tx, mut app_rx) = mpsc::unbounded_channel::<AppEvent>();
     let ctx = Ctx {
@@ -178,7 +192,10 @@ fn frame(tui: &mut Tui, state: &mut AppState) -> std::io::Result<()> {
         if let Some(pager) = state.pager.as_mut() {
             pager.scroll = scroll;
         }
-        return tui.draw_fullscreen(&lines);
+        return tui.draw_fullscreen(&lines, None);
+    }
+    if state.alt_screen {
+        return alt_frame(tui, state, width, usize::from(size.height));
     }
     tui.leave_fullscreen()?;
     let finished: Vec<_> = state
@@ -213,6 +230,34 @@ struct Ctx {
     tx: mpsc::UnboundedSender<AppEvent>,
     overrides: ThreadOverrides,
     cwd: String,
+}
+
+/// Full-screen mode: the newest transcript lines fill the screen above the live area.
+fn alt_frame(
+    tui: &mut Tui,
+    state: &mut AppState,
+    width: usize,
+    height: usize,
+) -> std::io::Result<()> {
+    // Nothing goes to the scrollback; the transcript is drawn here and in the Ctrl+T pager.
+    let _ = state.take_unflushed();
+    let live = live_lines(state, state.working_for(Instant::now()), width, height);
+    let room = height.saturating_sub(live.lines.len());
+    let mut tail: Vec<ratatui::text::Line<'static>> = Vec::new();
+    for cell in state.history.iter().rev() {
+        if tail.len() >= room {
+            break;
+        }
+        let mut lines = cell_lines(cell, width);
+        lines.append(&mut tail);
+        tail = lines;
+    }
+    if tail.len() > room {
+        tail.drain(..tail.len() - room);
+    }
+    let top = u16::try_from(tail.len()).unwrap_or(u16::MAX);
+    tail.extend(live.lines);
+    tui.draw_fullscreen(&tail, live.cursor.map(|(x, y)| (x, y + top)))
 }
 
 fn spawn_start(ctx: &Ctx, cli: &TuiCli, version: String) {

@@ -36,6 +36,10 @@ pub struct TuiCli {
     /// Work in this directory instead of the current one.
     #[arg(id = "tui_cd", short = 'C', long = "cd", value_name = "DIR")]
     pub cd: Option<std::path::PathBuf>,
+    /// Full-screen view on the alternate screen (the transcript is in the Ctrl+T pager, not
+    /// in the terminal's scrollback); also `[tui] alternate_screen = true`.
+    #[arg(id = "tui_alt_screen", long = "alt-screen")]
+    pub alt_screen: bool,
     /// Set by `osprey resume` and `osprey fork`: continue a recorded thread (or a copy of
     /// it) instead of starting one.
     #[arg(skip)]

@@ -24,6 +24,7 @@ pub mod app_client;
 pub mod cli;
 pub mod git;
 pub mod render;
+pub mod settings;
 pub mod state;
 pub mod terminal;
 

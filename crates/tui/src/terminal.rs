@@ -244,7 +244,11 @@ impl Tui {
 
     /// Draws a full-screen view on the alternate screen, entering it first; the inline
     /// screen and its scrollback stay as they were underneath.
-    pub fn draw_fullscreen(&mut self, lines: &[Line<'static>]) -> io::Result<()> {
+    pub fn draw_fullscreen(
+        &mut self,
+        lines: &[Line<'static>],
+        cursor: Option<(u16, u16)>,
+    ) -> io::Result<()> {
         let fullscreen = match &mut self.fullscreen {
             Some(t) => t,
             None => {
@@ -263,6 +267,11 @@ impl Tui {
         fullscreen.draw(|frame| {
             let area = frame.area();
             crate::render::draw_lines(lines, area, frame.buffer_mut());
+            if let Some((x, y)) = cursor
+                && y < area.height
+            {
+                frame.set_cursor_position(Position::new(x.min(area.width.saturating_sub(1)), y));
+            }
         })?;
         Ok(())
     }

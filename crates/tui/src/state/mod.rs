@@ -199,6 +199,11 @@ pub struct AppState {
     efforts: std::collections::HashMap<String, Vec<PickerItem>>,
     /// The terminal's height at the last frame (a pager page).
     pub screen_rows: u16,
+    /// `[tui] share_shell_output`: every `!cmd` reaches the model, as `!!cmd` does.
+    pub share_shell_output: bool,
+    /// Full-screen mode: the transcript is drawn above the live area, not written to the
+    /// terminal's scrollback.
+    pub alt_screen: bool,
 }
 
 impl AppState {
@@ -525,7 +530,7 @@ impl AppState {
         if let Some(command) = text.trim_start().strip_prefix('!') {
             let (share_with_model, command) = match command.strip_prefix('!') {
                 Some(rest) => (true, rest),
-                None => (false, command),
+                None => (self.share_shell_output, command),
             };
             let command = command.trim().to_owned();
             if command.is_empty() {

@@ -583,3 +583,131 @@ fn diff_opens_a_pager_with_untracked_files_and_q_closes_it() {
     tui.send(b"\x04");
     assert!(tui.wait_exit());
 }
+
+/// Runs one turn in a fresh session of `work` and returns the session's id.
+fn recorded_session(home: &TempHome, work: &std::path::Path, prompt: &str, answer: &str) -> String {
+    let mut first = PtySession::spawn(home, work, &[prompt], 40, 100);
+    first.wait_text(answer);
+    first.wait_text("Worked for");
+    first.send(b"\x04");
+    assert!(first.wait_exit());
+    let screen = first.wait_text("osprey resume ");
+    screen
+        .lines()
+        .find_map(|l| l.split("osprey resume ").nth(1))
+        .map(|id| id.trim().to_owned())
+        .unwrap_or_else(|| panic!("no id:\n{screen}"))
+}
+
+#[test]
+fn osprey_fork_continues_a_copy_of_a_session_with_its_flags_and_a_prompt() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockModelServer::start(vec![
+        sse_turn(vec![ev_assistant_message("m1", "The first answer.")]),
+        sse_turn(vec![ev_assistant_message("m2", "The forked answer.")]),
+    ]));
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let work = tempfile::tempdir().unwrap();
+    let id = recorded_session(&home, work.path(), "first question", "The first answer.");
+
+    let mut fork = PtySession::spawn(
+        &home,
+        work.path(),
+        &["fork", &id, "-a", "never", "in the fork"],
+        40,
+        100,
+    );
+    let screen = fork.wait_text("The forked answer.");
+    assert!(screen.contains("› first question"), "replayed: {screen}");
+    fork.wait_text("Worked for");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let body = requests[1].body.to_string();
+    assert!(
+        body.contains("first question") && body.contains("in the fork"),
+        "the fork sends the history and the prompt: {body}"
+    );
+    fork.send(b"\x04");
+    assert!(fork.wait_exit());
+    let screen = fork.wait_text("osprey resume ");
+    let fork_id = screen
+        .lines()
+        .find_map(|l| l.split("osprey resume ").nth(1))
+        .map(|id| id.trim().to_owned())
+        .unwrap();
+    assert_ne!(fork_id, id, "the fork is a new thread");
+}
+
+#[test]
+fn osprey_resume_without_an_id_opens_a_picker_that_searches() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockModelServer::start(vec![
+        sse_turn(vec![ev_assistant_message("m1", "Answer about tables.")]),
+        sse_turn(vec![ev_assistant_message("m2", "Answer about pumps.")]),
+    ]));
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let work = tempfile::tempdir().unwrap();
+    recorded_session(
+        &home,
+        work.path(),
+        "tables question",
+        "Answer about tables.",
+    );
+    recorded_session(&home, work.path(), "pumps question", "Answer about pumps.");
+
+    let mut picker = PtySession::spawn(&home, work.path(), &["resume"], 40, 100);
+    picker.wait_text("Resume a previous session");
+    picker.wait_text("pumps question");
+    picker.wait_text("tables question");
+    picker.send(b"tabl");
+    picker.wait_for("the search leaves one session", |s| {
+        s.contains("Search: tabl") && s.contains("tables question") && !s.contains("pumps question")
+    });
+    picker.send(b"\r");
+    let screen = picker.wait_text("Answer about tables.");
+    assert!(screen.contains("› tables question"), "{screen}");
+    picker.wait_text("Ask Osprey to do anything");
+    picker.send(b"\x04");
+    assert!(picker.wait_exit());
+}
+
+#[test]
+fn ctrl_t_opens_the_transcript_pager_and_alt_screen_mode_draws_the_transcript_itself() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockModelServer::start(vec![
+        sse_turn(vec![ev_assistant_message("m1", "The inline answer.")]),
+        sse_turn(vec![ev_assistant_message("m2", "The full-screen answer.")]),
+    ]));
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let work = tempfile::tempdir().unwrap();
+    let mut inline = PtySession::spawn(&home, work.path(), &["inline question"], 30, 90);
+    inline.wait_text("The inline answer.");
+    inline.wait_text("Worked for");
+    inline.send(b"\x14");
+    let screen = inline.wait_text("/ TRANSCRIPT /");
+    assert!(screen.contains("› inline question"), "{screen}");
+    assert!(screen.contains("q close"), "{screen}");
+    inline.send(b"q");
+    inline.wait_for("the pager closed", |s| {
+        !s.contains("/ TRANSCRIPT /") && s.contains("Ask Osprey to do anything")
+    });
+    inline.send(b"\x04");
+    assert!(inline.wait_exit());
+
+    // [tui] alternate_screen = true: the transcript is drawn on the alternate screen.
+    let config = home.path().join("config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap_or_default();
+    text.push_str("\n[tui]\nalternate_screen = true\n");
+    std::fs::write(&config, text).unwrap();
+    let mut full = PtySession::spawn(&home, work.path(), &["full question"], 30, 90);
+    let screen = full.wait_text("The full-screen answer.");
+    assert!(screen.contains("› full question"), "{screen}");
+    assert!(
+        full.raw().contains("\x1b[?1049h"),
+        "the UI entered the alternate screen"
+    );
+    full.wait_text("Worked for");
+    full.send(b"\x04");
+    assert!(full.wait_exit());
+    full.wait_text("To continue this session, run: osprey resume ");
+}

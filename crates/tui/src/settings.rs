@@ -1,0 +1,102 @@
+//! The UI's own settings: the `[tui]` table of the user's `config.toml`
+//! (`$OSPREY_HOME/config.toml`, by default `~/.osprey/config.toml`). The app server does
+//! not report that table, so the UI reads it itself; profiles and project layers do not
+//! change it.
+//!
+//! ```toml
+//! [tui]
+//! alternate_screen = true    # full-screen view, as `--alt-screen`
+//! share_shell_output = true  # every !cmd reaches the model, as !!cmd does
+//! ```
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TuiSettings {
+    pub alternate_screen: bool,
+    pub share_shell_output: bool,
+}
+
+/// Where the user's config.toml is, from the environment the server was given.
+fn config_path(env: &HashMap<String, String>) -> Option<PathBuf> {
+    if let Some(home) = env.get("OSPREY_HOME").filter(|h| !h.is_empty()) {
+        return Some(PathBuf::from(home).join("config.toml"));
+    }
+    env.get("HOME")
+        .filter(|h| !h.is_empty())
+        .map(|home| PathBuf::from(home).join(".osprey").join("config.toml"))
+}
+
+/// The settings, or why the `[tui]` table could not be used (the UI then runs with the
+/// defaults and shows the reason as a warning).
+pub fn load(env: &HashMap<String, String>) -> Result<TuiSettings, String> {
+    let Some(path) = config_path(env) else {
+        return Ok(TuiSettings::default());
+    };
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(TuiSettings::default()),
+        Err(e) => return Err(format!("could not read {}: {e}", path.display())),
+    };
+    parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn parse(text: &str) -> Result<TuiSettings, String> {
+    let value: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| e.message().to_owned())?;
+    let Some(tui) = value.get("tui") else {
+        return Ok(TuiSettings::default());
+    };
+    let Some(tui) = tui.as_table() else {
+        return Err("`tui` must be a table ([tui])".to_owned());
+    };
+    let flag = |key: &str| match tui.get(key) {
+        None => Ok(false),
+        Some(toml::Value::Boolean(b)) => Ok(*b),
+        Some(other) => Err(format!(
+            "[tui] {key} must be true or false, not {other}; the UI uses false"
+        )),
+    };
+    Ok(TuiSettings {
+        alternate_screen: flag("alternate_screen")?,
+        share_shell_output: flag("share_shell_output")?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn the_tui_table_is_read_and_a_wrong_type_is_reported() {
+        assert_eq!(parse("model = \"x\"\n"), Ok(TuiSettings::default()));
+        assert_eq!(
+            parse("[tui]\nalternate_screen = true\nshare_shell_output = true\n"),
+            Ok(TuiSettings {
+                alternate_screen: true,
+                share_shell_output: true,
+            })
+        );
+        let err = parse("[tui]\nalternate_screen = \"yes\"\n").unwrap_err();
+        assert!(
+            err.contains("[tui] alternate_screen must be true or false"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_missing_config_file_means_the_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = HashMap::from([("OSPREY_HOME".to_owned(), dir.path().display().to_string())]);
+        assert_eq!(load(&env), Ok(TuiSettings::default()));
+        std::fs::write(
+            dir.path().join("config.toml"),
+            "[tui]\nalternate_screen = true\n",
+        )
+        .unwrap();
+        assert_eq!(load(&env).map(|s| s.alternate_screen), Ok(true));
+    }
+}
