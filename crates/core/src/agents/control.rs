@@ -289,13 +289,14 @@ impl AgentControl {
         let found = manager.agents.with_entry(id, |e| {
             (
                 e.closed,
+                e.closed_with.clone(),
                 e.place.clone(),
                 e.status.clone(),
                 Arc::clone(&e.config),
                 e.rollout.clone(),
             )
         });
-        let (closed, mut place, mut status, config, rollout) =
+        let (closed, closed_with, mut place, mut status, config, rollout) =
             found.ok_or_else(|| CollabError::NotFound(id.to_string()))?;
         if !closed {
             return Ok(status.borrow().clone());
@@ -311,12 +312,12 @@ impl AgentControl {
             while status.changed().await.is_ok() {}
         })
         .await;
-        let last = status.borrow().clone();
-        place.initial_status = match last {
-            AgentStatus::PendingInit | AgentStatus::Running | AgentStatus::Shutdown => {
+        place.initial_status = match closed_with {
+            None
+            | Some(AgentStatus::PendingInit | AgentStatus::Running | AgentStatus::Shutdown) => {
                 AgentStatus::Interrupted
             }
-            other => other,
+            Some(other) => other,
         };
         place.history = Vec::new();
         let reopened = place.initial_status.clone();

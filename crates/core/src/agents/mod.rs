@@ -94,6 +94,8 @@ struct AgentEntry {
     /// Closed by `close_agent` (or with its parent); a closed agent does not count towards
     /// the limit and takes no input until `resume_agent`.
     closed: bool,
+    /// The status it had when it was closed (what `resume_agent` reopens it with).
+    closed_with: Option<AgentStatus>,
     config: Arc<Config>,
     rollout: Option<PathBuf>,
 }
@@ -217,6 +219,7 @@ impl AgentRegistry {
                 thread,
                 status,
                 closed: false,
+                closed_with: None,
                 config,
                 rollout,
             },
@@ -250,6 +253,7 @@ impl AgentRegistry {
                 && !entry.closed
             {
                 entry.closed = true;
+                entry.closed_with = Some(entry.status.borrow().clone());
                 closed.push((next, Arc::clone(&entry.thread)));
             }
             queue.extend(

@@ -473,3 +473,190 @@ async fn interrupting_a_waiting_parent_interrupts_its_children() {
     parent.submit(Op::Shutdown).await.unwrap();
     server.verify();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_agent_is_reopened_by_resume_agent_and_takes_input_again() {
+    let server = MockModelServer::start_routed(
+        vec![
+            sse_turn(vec![call(
+                "spawn",
+                "spawn_agent",
+                json!({"message": "first task"}),
+            )]),
+            sse_turn(vec![call(
+                "wait1",
+                "wait_agent",
+                json!({"targets": ["{{agent:Planck}}"]}),
+            )]),
+            sse_turn(vec![call(
+                "close",
+                "close_agent",
+                json!({"target": "{{agent:Planck}}"}),
+            )]),
+            sse_turn(vec![call(
+                "send_closed",
+                "send_input",
+                json!({"target": "{{agent:Planck}}", "message": "too early"}),
+            )]),
+            sse_turn(vec![call(
+                "resume",
+                "resume_agent",
+                json!({"id": "{{agent:Planck}}"}),
+            )]),
+            sse_turn(vec![call(
+                "send",
+                "send_input",
+                json!({"target": "{{agent:Planck}}", "message": "second task"}),
+            )]),
+            sse_turn(vec![call(
+                "wait2",
+                "wait_agent",
+                json!({"targets": ["{{agent:Planck}}"]}),
+            )]),
+            answer("done twice"),
+        ],
+        vec![("Planck", vec![answer("first done"), answer("second done")])],
+    )
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    home.write_config(BASE_CONFIG);
+    let repo = temp_git_repo();
+    let manager = manager(&home);
+    let parent = manager
+        .start_thread(config(&home, repo.path()))
+        .await
+        .unwrap();
+    run_turn(&parent, "go", vec![]).await;
+    let last = server.root_requests().pop().unwrap();
+    let id = output_json(&last, "spawn")["agent_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        output_json(&last, "send_closed"),
+        json!(format!(
+            "agent with id {id} is closed; reopen it with resume_agent before sending it input"
+        ))
+    );
+    assert_eq!(
+        output_json(&last, "resume"),
+        json!({"status": {"completed": "first done"}})
+    );
+    assert_eq!(
+        output_json(&last, "wait2"),
+        json!({"status": {id: {"completed": "second done"}}, "timed_out": false})
+    );
+    // The reopened agent continued its own history.
+    let second = server.requests_for("Planck").pop().unwrap();
+    let texts = second.user_texts();
+    assert!(
+        texts.contains(&"first task".to_string()) && texts.contains(&"second task".to_string()),
+        "{texts:?}"
+    );
+    server.verify();
+}
+
+/// Spawn, let finish, wait, close — 200 times in one thread: no status is lost between a
+/// child's finish and the parent's subscription (each wait must return the child's answer,
+/// never a timeout).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spawn_finish_wait_two_hundred_times_loses_no_status() {
+    const ROUNDS: usize = 200;
+    let names: Vec<String> = (0..ROUNDS).map(nickname).collect();
+    let mut script = Vec::new();
+    for (round, name) in names.iter().enumerate() {
+        script.push(sse_turn(vec![call(
+            &format!("spawn{round}"),
+            "spawn_agent",
+            json!({"message": format!("task {round}")}),
+        )]));
+        script.push(sse_turn(vec![
+            call(
+                &format!("wait{round}"),
+                "wait_agent",
+                json!({"targets": [format!("{{{{agent:{name}}}}}")], "timeout_ms": 20000}),
+            ),
+            call(
+                &format!("close{round}"),
+                "close_agent",
+                json!({"target": format!("{{{{agent:{name}}}}}")}),
+            ),
+        ]));
+    }
+    script.push(answer("all rounds done"));
+    let routes: Vec<(&str, Vec<MockResponse>)> = names
+        .iter()
+        .enumerate()
+        .map(|(round, name)| (name.as_str(), vec![answer(&format!("done {round}"))]))
+        .collect();
+    let server = MockModelServer::start_routed(script, routes).await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    home.write_config(&format!("{BASE_CONFIG}[agents]\nmin_wait_timeout_ms = 1\n"));
+    let repo = temp_git_repo();
+    let manager = manager(&home);
+    let parent = manager
+        .start_thread(config(&home, repo.path()))
+        .await
+        .unwrap();
+    let events = run_turn(&parent, "go", vec![]).await;
+    assert!(
+        matches!(
+            events.last().map(|e| &e.msg),
+            Some(EventMsg::TurnCompleted { .. })
+        ),
+        "{:#?}",
+        events.last()
+    );
+    let last = server.root_requests().pop().unwrap();
+    for round in 0..ROUNDS {
+        let wait = output_json(&last, &format!("wait{round}"));
+        assert_eq!(wait["timed_out"], json!(false), "round {round}: {wait}");
+        let status: Vec<&Value> = wait["status"].as_object().unwrap().values().collect();
+        assert_eq!(
+            status,
+            [&json!({"completed": format!("done {round}")})],
+            "round {round}"
+        );
+    }
+    server.verify();
+}
+
+/// The nicknames children get, in order (as the core hands them out).
+fn nickname(n: usize) -> String {
+    const NAMES: [&str; 30] = [
+        "Planck",
+        "Goodall",
+        "Cicero",
+        "Laplace",
+        "Parfit",
+        "Kant",
+        "Dalton",
+        "Nash",
+        "Pauli",
+        "Harvey",
+        "Curie",
+        "Noether",
+        "Turing",
+        "Hypatia",
+        "Darwin",
+        "Lovelace",
+        "Euler",
+        "Faraday",
+        "Bohr",
+        "Hume",
+        "Arendt",
+        "Galileo",
+        "Kepler",
+        "Mendel",
+        "Pascal",
+        "Ramanujan",
+        "Socrates",
+        "Tesla",
+        "Volta",
+        "Wittgenstein",
+    ];
+    match n / NAMES.len() {
+        0 => NAMES[n % NAMES.len()].to_string(),
+        round => format!("{} {}", NAMES[n % NAMES.len()], round + 1),
+    }
+}
