@@ -151,7 +151,14 @@ async fn event_loop(
         let actions = tokio::select! {
             event = keys.next() => match event {
                 Some(Ok(Event::Key(key))) => { dirty = true; state.on_key(key, now) }
-                Some(Ok(Event::Paste(text))) => { dirty = true; state.on_paste(&text); Vec::new() }
+                Some(Ok(Event::Paste(text))) => {
+                    dirty = true;
+                    match image_path(&text, cwd) {
+                        Some(path) => state.attach_image(&path),
+                        None => state.on_paste(&text),
+                    }
+                    Vec::new()
+                }
                 Some(Ok(Event::Resize(_, _))) => {
                     tui.resized.store(true, Ordering::SeqCst);
                     dirty = true;
@@ -395,13 +402,19 @@ fn perform(ctx: &Ctx, actions: Vec<Action>) {
                     thread_id,
                     text,
                     overrides,
+                    images,
                 } => client
                     .request::<Value>(ClientRequest::TurnStart(TurnStartParams {
                         thread_id,
-                        input: vec![UserInput::Text {
-                            text,
-                            text_elements: Some(Vec::new()),
-                        }],
+                        // The images first, each named by its `[Image #N]` in the text.
+                        input: images
+                            .into_iter()
+                            .map(|path| UserInput::LocalImage { path, detail: None })
+                            .chain(std::iter::once(UserInput::Text {
+                                text,
+                                text_elements: Some(Vec::new()),
+                            }))
+                            .collect(),
                         cwd: None,
                         approval_policy: overrides.approval,
                         sandbox_policy: overrides.sandbox,
@@ -552,4 +565,23 @@ fn copy_osc52(text: &str) -> std::io::Result<()> {
     let mut out = std::io::stdout();
     write!(out, "\x1b]52;c;{encoded}\x07")?;
     out.flush()
+}
+
+/// A paste that is the path of one image file (as a terminal pastes a dropped file: maybe
+/// quoted, maybe a `file://` URL), resolved against `cwd`.
+fn image_path(text: &str, cwd: &std::path::Path) -> Option<String> {
+    let text = text.trim();
+    let text = text
+        .strip_prefix('\'')
+        .and_then(|t| t.strip_suffix('\''))
+        .or_else(|| text.strip_prefix('"').and_then(|t| t.strip_suffix('"')))
+        .unwrap_or(text);
+    let text = text.strip_prefix("file://").unwrap_or(text);
+    if text.is_empty() || text.contains('\n') {
+        return None;
+    }
+    let path = cwd.join(text.replace("\\ ", " "));
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    let image = matches!(ext.as_str(), "png" | "jpg" | "jpeg" | "gif" | "webp");
+    (image && path.is_file()).then(|| path.display().to_string())
 }

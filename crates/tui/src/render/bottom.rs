@@ -9,6 +9,7 @@ use unicode_width::UnicodeWidthChar;
 
 use super::cells::{diff_lines, duration};
 use super::wrap::{prefixed, wrap_line};
+use crate::state::composer::HistorySearch;
 use crate::state::{ApprovalKind, Composer, PendingApproval, Status};
 
 pub const PLACEHOLDER: &str = "Ask Osprey to do anything";
@@ -69,6 +70,36 @@ pub fn composer_lines(composer: &Composer, width: usize) -> (Vec<Line<'static>>,
     }
     push_row(&mut lines, &mut row_text);
     (lines, cursor)
+}
+
+/// Ctrl+R: the query and the entry it found (its first line), with the cursor after the
+/// query.
+pub fn search_lines(
+    search: &HistorySearch,
+    composer: &Composer,
+    width: usize,
+) -> (Vec<Line<'static>>, (u16, u16)) {
+    let label = "(reverse-i-search)`";
+    let found = search
+        .hit
+        .and_then(|i| composer.history_entry(i))
+        .map(|e| e.lines().next().unwrap_or_default().to_owned());
+    let tail = match (&found, search.query.is_empty()) {
+        (Some(entry), _) => format!("`: {entry}"),
+        (None, true) => "`: ".to_owned(),
+        (None, false) => "`: no match".to_owned(),
+    };
+    let line = Line::from(vec![
+        Span::styled(label, dim()),
+        Span::raw(search.query.clone()),
+        Span::styled(tail, dim()),
+    ]);
+    let x = (label.chars().count() + search.query.chars().count()).min(width.saturating_sub(1));
+    let line = wrap_line(&line, width, "")
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    (vec![line], (x as u16, 0))
 }
 
 /// The approval overlay: what is asked, the facts, and one line per choice.

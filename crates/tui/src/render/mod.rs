@@ -54,7 +54,10 @@ pub fn live_lines(
             state.popup_selected,
             width,
         ));
-        let (lines, (x, y)) = bottom::composer_lines(&state.composer, width);
+        let (lines, (x, y)) = match state.composer.search() {
+            Some(search) => bottom::search_lines(search, &state.composer, width),
+            None => bottom::composer_lines(&state.composer, width),
+        };
         let top = bottom.len() as u16;
         bottom.extend(lines);
         cursor = Some((x, top + y));

@@ -456,3 +456,25 @@ fn the_pager_clamps_its_scroll_to_the_content() {
     assert!(text.contains("› message 29"), "{text}");
     assert!(text.contains("100%"), "{text}");
 }
+
+#[test]
+fn history_search_and_a_paste_placeholder_in_the_composer() {
+    let mut state = ready_state();
+    state.composer.set_text("cargo test -p osprey-tui");
+    state.composer.take();
+    state.composer.paste(&"z".repeat(1500));
+    both_sizes("composer_paste_placeholder", |w| {
+        live_lines(&state, None, w, 24).lines
+    });
+    state.on_key(
+        crossterm::event::KeyEvent::new(
+            crossterm::event::KeyCode::Char('r'),
+            crossterm::event::KeyModifiers::CONTROL,
+        ),
+        Instant::now(),
+    );
+    type_into(&mut state, "test");
+    both_sizes("composer_history_search", |w| {
+        live_lines(&state, None, w, 24).lines
+    });
+}

@@ -1,6 +1,24 @@
 //! The composer: a multi-line draft with a cursor and a history of sent messages.
 //! Enter submits; Shift+Enter, Alt+Enter and Ctrl+J insert a newline; Up on the first line
-//! and Down on the last recall history.
+//! and Down on the last recall history; Ctrl+R searches it.
+//!
+//! A large paste stands in the draft as a placeholder (`[Pasted Content 1234 chars]`) that
+//! Backspace at its end expands back into the text, once; the message sent carries the whole
+//! paste. An attached image stands as `[Image #N]`.
+
+/// A paste longer than this many characters (or lines) is shown as a placeholder.
+pub const LARGE_PASTE_CHARS: usize = 1000;
+pub const LARGE_PASTE_LINES: usize = 20;
+
+/// Ctrl+R: the query and the history entry it found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HistorySearch {
+    pub query: String,
+    /// Index into the history of the entry shown.
+    pub hit: Option<usize>,
+    /// The draft put aside, back on Esc.
+    saved: String,
+}
 
 /// The draft being typed.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -13,6 +31,13 @@ pub struct Composer {
     browsing: Option<usize>,
     /// The fresh draft put aside while browsing.
     stash: String,
+    /// Placeholders of large pastes and the text each stands for.
+    pastes: Vec<(String, String)>,
+    /// Placeholders of attached images and their paths.
+    images: Vec<(String, String)>,
+    /// How many images were attached so far (the `N` of `[Image #N]`).
+    image_count: usize,
+    search: Option<HistorySearch>,
 }
 
 impl Composer {
@@ -51,7 +76,58 @@ impl Composer {
         self.insert_char('\n');
     }
 
+    /// Pasted text: a large paste becomes a placeholder, anything else goes in as it is.
+    pub fn paste(&mut self, s: &str) {
+        let s = s.replace("\r\n", "\n").replace('\r', "\n");
+        let chars = s.chars().count();
+        if chars <= LARGE_PASTE_CHARS && s.lines().count() <= LARGE_PASTE_LINES {
+            self.insert_str(&s);
+            return;
+        }
+        let mut placeholder = format!("[Pasted Content {chars} chars]");
+        let mut n = 1;
+        while self.pastes.iter().any(|(p, _)| *p == placeholder) {
+            n += 1;
+            placeholder = format!("[Pasted Content {chars} chars #{n}]");
+        }
+        self.insert_str(&placeholder);
+        self.pastes.push((placeholder, s));
+    }
+
+    /// Puts `[Image #N]` at the cursor for an image file; it is sent with the message.
+    pub fn attach_image(&mut self, path: &str) {
+        self.image_count += 1;
+        let placeholder = format!("[Image #{}]", self.image_count);
+        self.insert_str(&placeholder);
+        self.images.push((placeholder, path.to_owned()));
+    }
+
+    /// The images whose placeholders are still in the draft, in their order in it; the
+    /// attachments are forgotten (call before [`Composer::take`]).
+    pub fn take_images(&mut self) -> Vec<String> {
+        let mut found: Vec<(usize, String)> = self
+            .images
+            .drain(..)
+            .filter_map(|(p, path)| self.text.find(&p).map(|at| (at, path)))
+            .collect();
+        found.sort();
+        self.image_count = 0;
+        found.into_iter().map(|(_, path)| path).collect()
+    }
+
     pub fn backspace(&mut self) {
+        // At the end of a paste placeholder: the paste comes back as text.
+        if let Some(i) = self
+            .pastes
+            .iter()
+            .position(|(p, _)| self.text[..self.cursor].ends_with(p.as_str()))
+        {
+            let (placeholder, content) = self.pastes.remove(i);
+            let start = self.cursor - placeholder.len();
+            self.text.replace_range(start..self.cursor, &content);
+            self.cursor = start + content.len();
+            return;
+        }
         if let Some(c) = self.text[..self.cursor].chars().next_back() {
             self.cursor -= c.len_utf8();
             self.text.remove(self.cursor);
@@ -157,7 +233,14 @@ impl Composer {
 
     /// Takes the draft for sending and remembers it in the history.
     pub fn take(&mut self) -> String {
-        let text = std::mem::take(&mut self.text);
+        let mut text = std::mem::take(&mut self.text);
+        for (placeholder, content) in self.pastes.drain(..) {
+            if let Some(at) = text.find(&placeholder) {
+                text.replace_range(at..at + placeholder.len(), &content);
+            }
+        }
+        self.images.clear();
+        self.image_count = 0;
         self.cursor = 0;
         self.browsing = None;
         self.stash.clear();
@@ -172,7 +255,83 @@ impl Composer {
         self.text.clear();
         self.cursor = 0;
         self.browsing = None;
+        self.pastes.clear();
+        self.images.clear();
+        self.image_count = 0;
     }
+
+    pub fn history_entry(&self, i: usize) -> Option<&str> {
+        self.history.get(i).map(String::as_str)
+    }
+
+    pub fn search(&self) -> Option<&HistorySearch> {
+        self.search.as_ref()
+    }
+
+    /// Ctrl+R: starts a search, or finds the next older match of the query.
+    pub fn search_older(&mut self) {
+        match &mut self.search {
+            None => {
+                self.search = Some(HistorySearch {
+                    saved: self.text.clone(),
+                    ..HistorySearch::default()
+                });
+            }
+            Some(search) => {
+                let before = search.hit.unwrap_or(self.history.len());
+                search.hit = find_back(&self.history, &search.query, before).or(search.hit);
+            }
+        }
+    }
+
+    /// A key typed into the search: the newest entry containing the query.
+    pub fn search_push(&mut self, c: char) {
+        if let Some(search) = &mut self.search {
+            search.query.push(c);
+            search.hit = find_back(&self.history, &search.query, self.history.len());
+        }
+    }
+
+    pub fn search_pop(&mut self) {
+        if let Some(search) = &mut self.search {
+            search.query.pop();
+            search.hit = if search.query.is_empty() {
+                None
+            } else {
+                find_back(&self.history, &search.query, self.history.len())
+            };
+        }
+    }
+
+    /// Enter: the entry found becomes the draft (not sent), or the draft stays.
+    pub fn search_accept(&mut self) {
+        if let Some(search) = self.search.take() {
+            self.text = match search.hit {
+                Some(i) => self.history[i].clone(),
+                None => search.saved,
+            };
+            self.cursor = self.text.len();
+        }
+    }
+
+    /// Esc: back to the draft as it was.
+    pub fn search_cancel(&mut self) {
+        if let Some(search) = self.search.take() {
+            self.text = search.saved;
+            self.cursor = self.text.len();
+        }
+    }
+}
+
+/// The newest entry before `before` that contains `query` (case-insensitive).
+fn find_back(history: &[String], query: &str, before: usize) -> Option<usize> {
+    if query.is_empty() {
+        return None;
+    }
+    let query = query.to_lowercase();
+    history[..before.min(history.len())]
+        .iter()
+        .rposition(|entry| entry.to_lowercase().contains(&query))
 }
 
 /// The byte offset of `column` chars into the line `start..end` (clamped to its end).
@@ -230,6 +389,69 @@ mod tests {
         assert_eq!(c.text(), "second");
         c.down();
         assert_eq!(c.text(), "draft", "the fresh draft comes back");
+    }
+
+    #[test]
+    fn a_large_paste_is_a_placeholder_that_backspace_expands_once_and_enter_sends_whole() {
+        let mut c = Composer::default();
+        let big = "x".repeat(1200);
+        c.insert_str("see ");
+        c.paste(&big);
+        assert_eq!(c.text(), "see [Pasted Content 1200 chars]");
+        c.paste(&big);
+        assert_eq!(
+            c.text(),
+            "see [Pasted Content 1200 chars][Pasted Content 1200 chars #2]"
+        );
+        c.backspace();
+        assert_eq!(c.text(), format!("see [Pasted Content 1200 chars]{big}"));
+        c.backspace();
+        assert_eq!(c.text().len(), 4 + 27 + 1199, "a plain backspace now");
+        c.set_text("");
+        c.paste(&big);
+        c.insert_str(" end");
+        assert_eq!(c.take(), format!("{big} end"));
+        c.paste("short\npaste");
+        assert_eq!(c.text(), "short\npaste");
+    }
+
+    #[test]
+    fn ctrl_r_finds_older_matches_enter_keeps_esc_restores() {
+        let mut c = Composer::default();
+        for m in ["cargo test", "git status", "cargo build"] {
+            c.set_text(m);
+            c.take();
+        }
+        c.set_text("draft");
+        c.search_older();
+        for ch in "cargo".chars() {
+            c.search_push(ch);
+        }
+        assert_eq!(c.search().and_then(|s| s.hit), Some(2));
+        c.search_older();
+        assert_eq!(c.search().and_then(|s| s.hit), Some(0));
+        c.search_older();
+        assert_eq!(c.search().and_then(|s| s.hit), Some(0), "no older one");
+        c.search_accept();
+        assert_eq!(c.text(), "cargo test");
+        c.set_text("mine");
+        c.search_older();
+        c.search_push('g');
+        c.search_cancel();
+        assert_eq!(c.text(), "mine");
+    }
+
+    #[test]
+    fn attached_images_are_sent_in_their_order_in_the_draft() {
+        let mut c = Composer::default();
+        c.attach_image("/a.png");
+        c.insert_str(" and ");
+        c.attach_image("/b.png");
+        assert_eq!(c.text(), "[Image #1] and [Image #2]");
+        c.home();
+        c.insert_str("[Image #2] first, ");
+        c.set_text("[Image #2] only");
+        assert_eq!(c.take_images(), vec!["/b.png".to_owned()]);
     }
 
     #[test]

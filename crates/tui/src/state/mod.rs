@@ -102,6 +102,8 @@ pub enum Action {
         thread_id: String,
         text: String,
         overrides: TurnOverrides,
+        /// Attached images (paths), sent before the text.
+        images: Vec<String>,
     },
     /// The person's `!cmd`, kept out of the model's history; `!!cmd` shares it.
     ShellCommand {
@@ -204,6 +206,8 @@ pub struct AppState {
     /// Full-screen mode: the transcript is drawn above the live area, not written to the
     /// terminal's scrollback.
     pub alt_screen: bool,
+    /// Images attached to the message being sent (or queued); they go with the next turn.
+    pending_images: Vec<String>,
 }
 
 impl AppState {
@@ -565,6 +569,7 @@ impl AppState {
             thread_id,
             text,
             overrides: self.next_turn.clone(),
+            images: std::mem::take(&mut self.pending_images),
         }]
     }
 
@@ -581,10 +586,19 @@ impl AppState {
         }
     }
 
-    /// Pasted text goes into the draft as it is, newlines included.
+    /// Pasted text goes into the draft, newlines included; a large paste as a placeholder.
     pub fn on_paste(&mut self, text: &str) {
         self.quit_armed = false;
-        self.composer.insert_str(text);
+        if self.composer.search().is_some() {
+            self.composer.search_accept();
+        }
+        self.composer.paste(text);
+    }
+
+    /// A pasted (or dropped) image file: `[Image #N]` in the draft.
+    pub fn attach_image(&mut self, path: &str) {
+        self.quit_armed = false;
+        self.composer.attach_image(path);
     }
 
     pub fn on_key(&mut self, key: KeyEvent, now: Instant) -> Vec<Action> {
@@ -605,6 +619,10 @@ impl AppState {
         }
         if self.picker.is_some() {
             return self.on_picker_key(key);
+        }
+        if self.composer.search().is_some() && !ctrl_c {
+            self.on_search_key(key);
+            return Vec::new();
         }
         if let Some(actions) = self.on_popup_key(key, now) {
             return actions;
@@ -630,12 +648,15 @@ impl AppState {
             KeyCode::Enter if shift || alt || ctrl => self.composer.newline(),
             KeyCode::Char('j') if ctrl => self.composer.newline(),
             KeyCode::Enter => {
+                let images = self.composer.take_images();
                 let text = self.composer.take();
                 if let Some(parsed) = slash::parse(&text) {
                     return self.run_slash(parsed, now);
                 }
+                self.pending_images.extend(images);
                 return self.submit(text, now);
             }
+            KeyCode::Char('r') if ctrl => self.composer.search_older(),
             KeyCode::Char('t') if ctrl => self.open_transcript(),
             KeyCode::Esc if self.turn.is_some() => return self.interrupt(),
             KeyCode::Char('d') if ctrl => {
@@ -660,6 +681,19 @@ impl AppState {
             _ => {}
         }
         Vec::new()
+    }
+
+    /// Keys while Ctrl+R searches the history.
+    fn on_search_key(&mut self, key: KeyEvent) {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Char('r') if ctrl => self.composer.search_older(),
+            KeyCode::Char('g') if ctrl => self.composer.search_cancel(),
+            KeyCode::Esc => self.composer.search_cancel(),
+            KeyCode::Char(c) if !ctrl => self.composer.search_push(c),
+            KeyCode::Backspace => self.composer.search_pop(),
+            _ => self.composer.search_accept(),
+        }
     }
 
     fn on_approval_key(&mut self, key: KeyEvent) -> Vec<Action> {

@@ -106,6 +106,7 @@ fn enter_submits_and_the_modified_enters_insert_newlines() {
             thread_id: "th1".into(),
             text: "one\n\n\ntwo".into(),
             overrides: Default::default(),
+            images: Vec::new(),
         }]
     );
     assert!(state.composer.is_empty());
@@ -133,6 +134,7 @@ fn a_prompt_given_before_the_thread_is_ready_is_sent_when_it_is() {
             thread_id: "th1".into(),
             text: "hello".into(),
             overrides: Default::default(),
+            images: Vec::new(),
         }]
     );
 }
@@ -234,6 +236,7 @@ fn a_message_typed_during_a_turn_is_queued_and_sent_when_it_ends() {
             thread_id: "th1".into(),
             text: "second".into(),
             overrides: Default::default(),
+            images: Vec::new(),
         }]
     );
     assert!(state.queued.is_empty());
@@ -855,4 +858,34 @@ fn the_pager_scrolls_and_closes() {
     // No changes: a note instead of an empty pager.
     state.apply(AppEvent::Diff(String::new()), Instant::now());
     assert!(state.pager.is_none());
+}
+
+#[test]
+fn ctrl_r_searches_the_history_and_enter_puts_the_match_in_the_draft() {
+    let mut state = ready();
+    slash(&mut state, "explain the tables");
+    state.apply(
+        note(method::TURN_COMPLETED, turn("t1", "completed")),
+        Instant::now(),
+    );
+    state.on_key(ctrl('r'), Instant::now());
+    type_text(&mut state, "tab", Instant::now());
+    assert_eq!(state.composer.search().and_then(|s| s.hit), Some(0));
+    assert_eq!(enter(&mut state), vec![], "Enter accepts, it does not send");
+    assert_eq!(state.composer.text(), "explain the tables");
+}
+
+#[test]
+fn a_large_paste_is_sent_whole_and_images_go_before_the_text() {
+    let mut state = ready();
+    let big = "y".repeat(2000);
+    state.on_paste(&big);
+    assert_eq!(state.composer.text(), "[Pasted Content 2000 chars]");
+    state.attach_image("/tmp/shot.png");
+    let actions = enter(&mut state);
+    let [Action::StartTurn { text, images, .. }] = &actions[..] else {
+        panic!("{actions:?}");
+    };
+    assert_eq!(text, &format!("{big}[Image #1]"));
+    assert_eq!(images, &vec!["/tmp/shot.png".to_owned()]);
 }

@@ -111,7 +111,9 @@ impl PtySession {
         let (rows, cols) = parser.screen().size();
         let rows = usize::from(rows);
         parser.set_scrollback(usize::MAX);
-        let depth = parser.screen().scrollback();
+        // vt100 0.15 cannot show a scrollback offset larger than the screen (its
+        // visible_rows underflows), so only the last screenful of scrollback is read.
+        let depth = parser.screen().scrollback().min(rows);
         let mut lines: Vec<String> = Vec::new();
         // Pages of the scrollback, oldest first; the last page may overlap the one before.
         let mut offset = depth;

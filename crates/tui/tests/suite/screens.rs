@@ -711,3 +711,50 @@ fn ctrl_t_opens_the_transcript_pager_and_alt_screen_mode_draws_the_transcript_it
     assert!(full.wait_exit());
     full.wait_text("To continue this session, run: osprey resume ");
 }
+
+/// A 1×1 PNG.
+const PNG: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4,
+    0x89, 0x00, 0x00, 0x00, 0x0b, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x60, 0x00, 0x02, 0x00,
+    0x00, 0x05, 0x00, 0x01, 0x7a, 0x5e, 0xab, 0x3f, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44,
+    0xae, 0x42, 0x60, 0x82,
+];
+
+#[test]
+fn a_large_paste_shows_a_placeholder_and_an_image_path_is_attached_before_the_text() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockModelServer::start(vec![sse_turn(vec![
+        ev_assistant_message("m1", "Got both."),
+    ])]));
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("shot.png"), PNG).unwrap();
+    let tui = PtySession::spawn(&home, work.path(), &[], 30, 100);
+    tui.wait_text("Ask Osprey to do anything");
+    let big: String = (0..60)
+        .map(|i| format!("line {i} of the paste\n"))
+        .collect();
+    tui.send(format!("\x1b[200~{big}\x1b[201~").as_bytes());
+    tui.wait_text(&format!("[Pasted Content {} chars]", big.chars().count()));
+    tui.send(b" and ");
+    tui.send(b"\x1b[200~shot.png\x1b[201~");
+    tui.wait_text("[Image #1]");
+    tui.send(b"\r");
+    tui.wait_text("Got both.");
+    tui.wait_text("Worked for");
+    let requests = server.requests();
+    let input = serde_json::to_string(requests[0].input()).unwrap();
+    assert!(
+        input.contains("line 59 of the paste"),
+        "the whole paste is sent: {input}"
+    );
+    let image_at = input
+        .find("input_image")
+        .unwrap_or_else(|| panic!("the image is sent: {input}"));
+    let text_at = input.find("line 0 of the paste").unwrap();
+    assert!(
+        image_at < text_at,
+        "the image comes before the text: {input}"
+    );
+}
