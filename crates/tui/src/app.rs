@@ -542,6 +542,14 @@ fn perform(ctx: &Ctx, actions: Vec<Action>) {
                     let _ = tx.send(AppEvent::InitProbed { exists });
                     Ok(())
                 }
+                Action::IndexFiles => {
+                    let cwd = std::path::PathBuf::from(&ctx.cwd);
+                    let files = tokio::task::spawn_blocking(move || git::repository_files(&cwd))
+                        .await
+                        .unwrap_or_default();
+                    let _ = tx.send(AppEvent::Files(files));
+                    Ok(())
+                }
                 Action::Copy { .. } | Action::Quit => Ok(()),
             };
             if let Err(message) = result {

@@ -114,9 +114,47 @@ pub fn agents_files(cwd: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Files `@` completion offers: at most this many.
+const MAX_FILES: usize = 50_000;
+
+/// The files under `cwd` as relative paths, skipping what `.gitignore` (and `.ignore`,
+/// and git's global excludes) leave out and hidden files, sorted.
+pub fn repository_files(cwd: &Path) -> Vec<String> {
+    let mut files: Vec<String> = ignore::WalkBuilder::new(cwd)
+        .require_git(false)
+        .build()
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_type().is_some_and(|t| t.is_file()))
+        .filter_map(|entry| {
+            entry
+                .path()
+                .strip_prefix(cwd)
+                .ok()
+                .map(|p| p.display().to_string())
+        })
+        .take(MAX_FILES)
+        .collect();
+    files.sort();
+    files
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn repository_files_leave_out_what_gitignore_ignores() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("src")).unwrap();
+        std::fs::create_dir_all(root.path().join("target")).unwrap();
+        std::fs::write(root.path().join(".gitignore"), "target/\n").unwrap();
+        std::fs::write(root.path().join("src/main.rs"), "").unwrap();
+        std::fs::write(root.path().join("target/big.o"), "").unwrap();
+        assert_eq!(
+            repository_files(root.path()),
+            vec!["src/main.rs".to_owned()]
+        );
+    }
 
     #[test]
     fn agents_files_go_from_the_repository_root_down_and_overrides_win() {

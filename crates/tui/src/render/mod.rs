@@ -54,6 +54,9 @@ pub fn live_lines(
             state.popup_selected,
             width,
         ));
+        if let Some(mention) = &state.mention {
+            bottom.extend(popup::mention_lines(mention, width));
+        }
         let (lines, (x, y)) = match state.composer.search() {
             Some(search) => bottom::search_lines(search, &state.composer, width),
             None => bottom::composer_lines(&state.composer, width),

@@ -6,6 +6,7 @@ use unicode_width::UnicodeWidthStr;
 
 use super::cells::cell_lines;
 use super::wrap::wrap_line;
+use crate::state::mention::MentionPopup;
 use crate::state::slash::{POPUP_ROWS, SlashEntry};
 use crate::state::{Cell, Pager, PagerContent, Picker, PickerKind};
 
@@ -49,6 +50,32 @@ pub fn slash_popup_lines(
                 .unwrap_or_default()
         })
         .collect()
+}
+
+/// The `@` popup: the matching files, the selected one marked, and its keys.
+pub fn mention_lines(popup: &MentionPopup, width: usize) -> Vec<Line<'static>> {
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    if popup.matches.is_empty() {
+        lines.push(Line::styled("  no matching files", dim()));
+        return lines;
+    }
+    for (i, path) in popup.matches.iter().enumerate() {
+        let (marker, style) = if i == popup.selected {
+            ("› ", selected_style())
+        } else {
+            ("  ", Style::default())
+        };
+        let line = Line::from(vec![
+            Span::styled(marker, style),
+            Span::styled(path.clone(), style),
+        ]);
+        lines.extend(wrap_line(&line, width, "").into_iter().take(1));
+    }
+    lines.push(Line::styled(
+        "  tab/enter insert · esc close · ↑/↓ select",
+        dim(),
+    ));
+    lines
 }
 
 /// A picker: its title, (for sessions) the search, one row per item, and its keys.

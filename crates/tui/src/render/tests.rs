@@ -478,3 +478,18 @@ fn history_search_and_a_paste_placeholder_in_the_composer() {
         live_lines(&state, None, w, 24).lines
     });
 }
+
+#[test]
+fn at_file_popup() {
+    let mut state = ready_state();
+    state.apply(
+        crate::state::AppEvent::Files(vec![
+            "crates/tui/src/app.rs".into(),
+            "crates/tui/src/state/mod.rs".into(),
+            "docs/tui.md".into(),
+        ]),
+        Instant::now(),
+    );
+    type_into(&mut state, "explain @tui");
+    both_sizes("at_file_popup", |w| live_lines(&state, None, w, 24).lines);
+}

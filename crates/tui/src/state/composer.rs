@@ -260,6 +260,13 @@ impl Composer {
         self.image_count = 0;
     }
 
+    /// Replaces the text from byte `start` to the cursor with `with` (a completion).
+    pub fn replace_before_cursor(&mut self, start: usize, with: &str) {
+        let start = start.min(self.cursor);
+        self.text.replace_range(start..self.cursor, with);
+        self.cursor = start + with.len();
+    }
+
     pub fn history_entry(&self, i: usize) -> Option<&str> {
         self.history.get(i).map(String::as_str)
     }

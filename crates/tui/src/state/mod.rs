@@ -7,6 +7,7 @@ pub mod approval;
 pub mod cells;
 mod commands;
 pub mod composer;
+pub mod mention;
 pub mod picker;
 pub mod slash;
 
@@ -66,6 +67,8 @@ pub enum AppEvent {
     PickSession {
         fork: bool,
     },
+    /// The repository's files (relative paths), for `@` completion.
+    Files(Vec<String>),
 }
 
 /// The settings a thread runs with, as `thread/start` (resume, fork) reported them.
@@ -137,6 +140,8 @@ pub enum Action {
     Diff,
     ProbeStatus,
     ProbeInit,
+    /// List the repository's files for `@` completion (once).
+    IndexFiles,
     /// Put `text` on the clipboard (OSC 52).
     Copy {
         text: String,
@@ -208,6 +213,13 @@ pub struct AppState {
     pub alt_screen: bool,
     /// Images attached to the message being sent (or queued); they go with the next turn.
     pending_images: Vec<String>,
+    /// The `@` file popup while the word at the cursor starts with `@`.
+    pub mention: Option<mention::MentionPopup>,
+    /// The repository's files, once indexed.
+    files: Option<Vec<String>>,
+    files_requested: bool,
+    /// Where a popup closed with Esc started; it stays closed for that word.
+    mention_dismissed: Option<usize>,
 }
 
 impl AppState {
@@ -292,6 +304,10 @@ impl AppState {
             }
             AppEvent::InitProbed { exists } => self.init(exists, now),
             AppEvent::PickSession { fork } => self.open_session_picker(fork),
+            AppEvent::Files(files) => {
+                self.files = Some(files);
+                self.refresh_mention()
+            }
             AppEvent::Notice(text) => {
                 self.history.push(Cell::Notice { text });
                 Vec::new()
@@ -593,6 +609,7 @@ impl AppState {
             self.composer.search_accept();
         }
         self.composer.paste(text);
+        self.mention = None;
     }
 
     /// A pasted (or dropped) image file: `[Image #N]` in the draft.
@@ -623,6 +640,9 @@ impl AppState {
         if self.composer.search().is_some() && !ctrl_c {
             self.on_search_key(key);
             return Vec::new();
+        }
+        if let Some(actions) = self.on_mention_key(key) {
+            return actions;
         }
         if let Some(actions) = self.on_popup_key(key, now) {
             return actions;
@@ -680,7 +700,71 @@ impl AppState {
             KeyCode::Down => self.composer.down(),
             _ => {}
         }
+        self.refresh_mention()
+    }
+
+    /// Opens, updates or closes the `@` popup after an edit; asks for the file index once.
+    fn refresh_mention(&mut self) -> Vec<Action> {
+        let Some((start, query)) =
+            mention::mention_at(self.composer.text(), self.composer.cursor())
+        else {
+            self.mention = None;
+            self.mention_dismissed = None;
+            return Vec::new();
+        };
+        if self.mention_dismissed == Some(start) {
+            return Vec::new();
+        }
+        let query = query.to_owned();
+        let matches = self
+            .files
+            .as_deref()
+            .map(|files| mention::best_matches(files, &query, mention::MENTION_ROWS))
+            .unwrap_or_default();
+        let selected = self
+            .mention
+            .as_ref()
+            .map_or(0, |m| if m.query == query { m.selected } else { 0 });
+        self.mention = Some(mention::MentionPopup {
+            selected: selected.min(matches.len().saturating_sub(1)),
+            query,
+            matches,
+        });
+        if self.files.is_none() && !self.files_requested {
+            self.files_requested = true;
+            return vec![Action::IndexFiles];
+        }
         Vec::new()
+    }
+
+    /// Keys while the `@` popup has matches; `None` lets the composer have the key.
+    fn on_mention_key(&mut self, key: KeyEvent) -> Option<Vec<Action>> {
+        let popup = self.mention.as_mut().filter(|m| !m.matches.is_empty())?;
+        match key.code {
+            KeyCode::Up => popup.selected = popup.selected.saturating_sub(1),
+            KeyCode::Down => {
+                popup.selected = (popup.selected + 1).min(popup.matches.len() - 1);
+            }
+            KeyCode::Tab | KeyCode::Enter => {
+                let path = popup.matches[popup.selected].clone();
+                let (start, _) = mention::mention_at(self.composer.text(), self.composer.cursor())?;
+                let quoted = if path.contains(char::is_whitespace) {
+                    format!("\"{path}\" ")
+                } else {
+                    format!("{path} ")
+                };
+                self.composer.replace_before_cursor(start, &quoted);
+                self.mention = None;
+            }
+            KeyCode::Esc => {
+                self.mention_dismissed =
+                    mention::mention_at(self.composer.text(), self.composer.cursor())
+                        .map(|(start, _)| start);
+                self.mention = None;
+            }
+            _ => return None,
+        }
+        Some(Vec::new())
     }
 
     /// Keys while Ctrl+R searches the history.

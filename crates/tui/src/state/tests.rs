@@ -889,3 +889,42 @@ fn a_large_paste_is_sent_whole_and_images_go_before_the_text() {
     assert_eq!(text, &format!("{big}[Image #1]"));
     assert_eq!(images, &vec!["/tmp/shot.png".to_owned()]);
 }
+
+#[test]
+fn at_completes_a_file_path_from_the_index() {
+    let mut state = ready();
+    type_text(&mut state, "look at ", Instant::now());
+    assert_eq!(
+        state.on_key(key(KeyCode::Char('@')), Instant::now()),
+        vec![Action::IndexFiles],
+        "the files are indexed once, when first needed"
+    );
+    state.apply(
+        AppEvent::Files(vec![
+            "README.md".into(),
+            "crates/tui/src/state/mod.rs".into(),
+            "my notes.txt".into(),
+        ]),
+        Instant::now(),
+    );
+    type_text(&mut state, "stmod", Instant::now());
+    assert_eq!(
+        state.mention.as_ref().map(|m| m.matches.clone()),
+        Some(vec!["crates/tui/src/state/mod.rs".to_owned()])
+    );
+    state.on_key(key(KeyCode::Tab), Instant::now());
+    assert_eq!(
+        state.composer.text(),
+        "look at crates/tui/src/state/mod.rs "
+    );
+    assert!(state.mention.is_none());
+    // A path with a space is quoted; Esc closes the popup for that word.
+    type_text(&mut state, "@notes", Instant::now());
+    enter(&mut state);
+    assert!(state.composer.text().ends_with("\"my notes.txt\" "));
+    type_text(&mut state, "@read", Instant::now());
+    state.on_key(key(KeyCode::Esc), Instant::now());
+    assert!(state.mention.is_none());
+    type_text(&mut state, "m", Instant::now());
+    assert!(state.mention.is_none(), "stays closed for this word");
+}

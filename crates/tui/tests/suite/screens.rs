@@ -758,3 +758,26 @@ fn a_large_paste_shows_a_placeholder_and_an_image_path_is_attached_before_the_te
         "the image comes before the text: {input}"
     );
 }
+
+#[test]
+fn at_completes_a_repository_file_and_leaves_ignored_ones_out() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockModelServer::start(Vec::new()));
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let work = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(work.path().join("src")).unwrap();
+    std::fs::create_dir_all(work.path().join("build")).unwrap();
+    std::fs::write(work.path().join(".gitignore"), "build/\n").unwrap();
+    std::fs::write(work.path().join("src/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(work.path().join("build/main.o"), "").unwrap();
+    let tui = PtySession::spawn(&home, work.path(), &[], 30, 100);
+    tui.wait_text("Ask Osprey to do anything");
+    tui.send(b"read @main");
+    let screen = tui.wait_text("tab/enter insert");
+    assert!(screen.contains("› src/main.rs"), "{screen}");
+    assert!(!screen.contains("build/main.o"), "gitignored: {screen}");
+    tui.send(b"\t");
+    tui.wait_for("the path in the draft", |s| {
+        s.lines().any(|l| l.trim_end() == "› read src/main.rs")
+    });
+}
