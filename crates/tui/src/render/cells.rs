@@ -1,14 +1,15 @@
 //! Transcript cells as lines: one pure function per kind, all wrapped to a width.
 
 use osprey_app_server_protocol::{
-    CommandExecutionSource, CommandExecutionStatus, FileUpdateChange, PatchApplyStatus,
-    PatchChangeKind,
+    CommandExecutionSource, CommandExecutionStatus, FileUpdateChange, McpToolCallStatus,
+    PatchApplyStatus, PatchChangeKind,
 };
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::markdown::render_markdown;
 use super::wrap::{prefixed, wrap_line};
+use crate::state::cells::McpCell;
 use crate::state::cells::diff_counts;
 use crate::state::{Cell, ExecCell};
 
@@ -28,6 +29,15 @@ fn bold() -> Style {
 /// A cell's lines at `width` columns. Each cell ends with a blank line, so cells pushed
 /// into scrollback one after another stay apart.
 pub fn cell_lines(cell: &Cell, width: usize) -> Vec<Line<'static>> {
+    lines_of(cell, width, false)
+}
+
+/// A cell's lines with nothing folded (a command's whole output), for the transcript pager.
+pub fn cell_lines_full(cell: &Cell, width: usize) -> Vec<Line<'static>> {
+    lines_of(cell, width, true)
+}
+
+fn lines_of(cell: &Cell, width: usize, full: bool) -> Vec<Line<'static>> {
     let mut lines = match cell {
         Cell::User { text } => {
             let body: Vec<Line<'static>> = text.lines().map(|l| Line::from(l.to_owned())).collect();
@@ -57,7 +67,13 @@ pub fn cell_lines(cell: &Cell, width: usize) -> Vec<Line<'static>> {
                 .collect();
             bullet(body, Span::styled("• ", dim()))
         }
-        Cell::Exec(exec) => exec_lines(exec, width),
+        Cell::Exec(exec) => exec_lines(exec, width, full),
+        Cell::Plan { text } => plan_lines(text, width),
+        Cell::Mcp(call) => mcp_lines(call, width, full),
+        Cell::Compaction => vec![Line::styled(
+            "• Context compacted: the conversation so far was summarized",
+            dim(),
+        )],
         Cell::FileChange { changes, status } => file_change_lines(changes, *status, width),
         Cell::Error { message } => prefixed(
             vec![Line::from(message.clone())],
@@ -98,6 +114,93 @@ pub fn cell_lines(cell: &Cell, width: usize) -> Vec<Line<'static>> {
         }
     };
     lines.push(Line::default());
+    lines
+}
+
+/// The plan as a checklist: `- [x]` done (struck through), `- [~]` in progress (bold),
+/// `- [ ]` to do; other lines as they are.
+fn plan_lines(text: &str, width: usize) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::from(vec![
+        Span::styled("• ", dim()),
+        Span::styled("Updated Plan", bold()),
+    ])];
+    for (n, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start();
+        let (mark, style, rest) = if let Some(rest) = trimmed.strip_prefix("- [x] ") {
+            ("✔ ", dim().add_modifier(Modifier::CROSSED_OUT), rest)
+        } else if let Some(rest) = trimmed.strip_prefix("- [~] ") {
+            (
+                "□ ",
+                Style::default()
+                    .fg(Color::Cyan)
+                    .add_modifier(Modifier::BOLD),
+                rest,
+            )
+        } else if let Some(rest) = trimmed.strip_prefix("- [ ] ") {
+            ("□ ", Style::default(), rest)
+        } else {
+            ("", Style::default(), trimmed)
+        };
+        let lead = if n == 0 { "  └ " } else { "    " };
+        lines.extend(prefixed(
+            vec![Line::styled(format!("{mark}{rest}"), style)],
+            width,
+            Span::styled(lead, dim()),
+            "      ",
+        ));
+    }
+    lines
+}
+
+/// An MCP tool call: `Called server.tool(arguments)`, then its result or error.
+fn mcp_lines(call: &McpCell, width: usize, full: bool) -> Vec<Line<'static>> {
+    let (verb, mark) = match call.status {
+        McpToolCallStatus::InProgress => ("Calling", Span::styled("• ", dim())),
+        McpToolCallStatus::Completed => (
+            "Called",
+            Span::styled("• ", Style::default().fg(Color::Green)),
+        ),
+        McpToolCallStatus::Failed => (
+            "Called",
+            Span::styled("• ", Style::default().fg(Color::Red)),
+        ),
+    };
+    let header = Line::from(vec![
+        Span::styled(format!("{verb} "), bold()),
+        Span::styled(
+            format!("{}.{}", call.server, call.tool),
+            Style::default().fg(Color::Cyan),
+        ),
+        Span::raw(format!("({})", call.arguments)),
+    ]);
+    let mut lines = prefixed(vec![header], width, mark, "  ");
+    let mut body: Vec<Line<'static>> = Vec::new();
+    if let Some(error) = &call.error {
+        body.push(Line::styled(error.clone(), Style::default().fg(Color::Red)));
+    } else if let Some(result) = &call.result {
+        let result: Vec<&str> = result.lines().collect();
+        let shown = if full {
+            result.len()
+        } else {
+            result.len().min(OUTPUT_TAIL_LINES)
+        };
+        for line in &result[..shown] {
+            body.push(Line::styled((*line).to_owned(), dim()));
+        }
+        if shown < result.len() {
+            body.push(Line::styled(
+                format!(
+                    "… +{} lines (ctrl+t shows the whole result)",
+                    result.len() - shown
+                ),
+                dim(),
+            ));
+        }
+    }
+    if let Some(ms) = call.duration_ms {
+        body.push(Line::styled(format_ms(ms), dim()));
+    }
+    lines.extend(prefixed(body, width, Span::styled("  └ ", dim()), "    "));
     lines
 }
 
@@ -153,7 +256,7 @@ fn bullet(body: Vec<Line<'static>>, first: Span<'static>) -> Vec<Line<'static>> 
         .collect()
 }
 
-fn exec_lines(exec: &ExecCell, width: usize) -> Vec<Line<'static>> {
+fn exec_lines(exec: &ExecCell, width: usize, full: bool) -> Vec<Line<'static>> {
     let running = exec.status == CommandExecutionStatus::InProgress;
     let verb = match (exec.source, exec.status) {
         (CommandExecutionSource::UserShell, CommandExecutionStatus::InProgress) => {
@@ -177,11 +280,18 @@ fn exec_lines(exec: &ExecCell, width: usize) -> Vec<Line<'static>> {
     ]);
     let mut lines = prefixed(vec![header], width, mark, "  ");
     let output: Vec<&str> = exec.output.trim_end_matches('\n').lines().collect();
-    let shown = output.len().min(OUTPUT_TAIL_LINES);
+    let shown = if full {
+        output.len()
+    } else {
+        output.len().min(OUTPUT_TAIL_LINES)
+    };
     let hidden = output.len() - shown;
     let mut body: Vec<Line<'static>> = Vec::new();
     if hidden > 0 {
-        body.push(Line::styled(format!("… +{hidden} lines"), dim()));
+        body.push(Line::styled(
+            format!("… +{hidden} lines (ctrl+t shows the whole output)"),
+            dim(),
+        ));
     }
     for line in &output[output.len() - shown..] {
         body.push(Line::styled((*line).to_owned(), dim()));

@@ -4,7 +4,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
 
-use super::cells::cell_lines;
+use super::cells::cell_lines_full;
 use super::wrap::wrap_line;
 use crate::state::mention::MentionPopup;
 use crate::state::slash::{POPUP_ROWS, SlashEntry};
@@ -173,7 +173,10 @@ pub fn pager_view(
                 wrap_line(&Line::styled(l.replace('\t', "    "), style), width, "")
             })
             .collect(),
-        PagerContent::Transcript => history.iter().flat_map(|c| cell_lines(c, width)).collect(),
+        PagerContent::Transcript => history
+            .iter()
+            .flat_map(|c| cell_lines_full(c, width))
+            .collect(),
     };
     let room = height.saturating_sub(4).max(1);
     let max_scroll = body.len().saturating_sub(room);

@@ -493,3 +493,53 @@ fn at_file_popup() {
     type_into(&mut state, "explain @tui");
     both_sizes("at_file_popup", |w| live_lines(&state, None, w, 24).lines);
 }
+
+#[test]
+fn plan_mcp_call_and_compaction_cells() {
+    let cells = [
+        Cell::Plan {
+            text: "- [x] read the crate map\n- [~] write the slash popup\n- [ ] update docs/tui.md"
+                .into(),
+        },
+        Cell::Mcp(crate::state::cells::McpCell {
+            server: "docs".into(),
+            tool: "search".into(),
+            arguments: r#"{"query":"ratatui inline viewport"}"#.into(),
+            status: osprey_app_server_protocol::McpToolCallStatus::Completed,
+            result: Some("Viewport::Inline(height)\nTerminal::insert_before".into()),
+            error: None,
+            duration_ms: Some(320),
+        }),
+        Cell::Mcp(crate::state::cells::McpCell {
+            server: "docs".into(),
+            tool: "fetch".into(),
+            arguments: "{}".into(),
+            status: osprey_app_server_protocol::McpToolCallStatus::Failed,
+            result: None,
+            error: Some("server docs is not running".into()),
+            duration_ms: None,
+        }),
+        Cell::Compaction,
+    ];
+    both_sizes("plan_mcp_compaction", |w| {
+        cells.iter().flat_map(|c| cells::cell_lines(c, w)).collect()
+    });
+}
+
+#[test]
+fn the_transcript_pager_shows_a_folded_output_whole() {
+    let output: String = (1..=12).map(|i| format!("line {i}\n")).collect();
+    let cell = exec(CommandExecutionStatus::Completed, &output, Some(0));
+    let folded = screen(&cells::cell_lines(&cell, 80), 80, 24);
+    assert!(
+        folded.contains("… +7 lines (ctrl+t shows the whole output)"),
+        "{folded}"
+    );
+    assert!(!folded.contains("line 1\n"), "{folded}");
+    let full = screen(&cells::cell_lines_full(&cell, 80), 80, 24);
+    assert!(
+        full.contains("line 1\n") && full.contains("line 12"),
+        "{full}"
+    );
+    assert!(!full.contains("… +"), "{full}");
+}

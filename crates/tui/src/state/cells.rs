@@ -2,8 +2,8 @@
 //! drawn. Cells are built from the app server's items and deltas.
 
 use osprey_app_server_protocol::{
-    CommandExecutionSource, CommandExecutionStatus, FileUpdateChange, PatchApplyStatus,
-    PatchChangeKind, ThreadItemDetails,
+    CommandExecutionSource, CommandExecutionStatus, FileUpdateChange, McpToolCallStatus,
+    PatchApplyStatus, PatchChangeKind, ThreadItemDetails,
 };
 
 /// One entry of the transcript.
@@ -35,6 +35,13 @@ pub enum Cell {
     Notice {
         text: String,
     },
+    /// The agent's plan, `- [x]` / `- [~]` / `- [ ]` lines.
+    Plan {
+        text: String,
+    },
+    Mcp(McpCell),
+    /// The conversation was compacted (summarized) here.
+    Compaction,
     /// Labelled facts (`/status`, `/mcp`): a title and aligned `label: value` rows.
     Facts {
         title: String,
@@ -45,6 +52,39 @@ pub enum Cell {
         seconds: u64,
         interrupted: bool,
     },
+}
+
+/// A call of an MCP server's tool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpCell {
+    pub server: String,
+    pub tool: String,
+    /// The arguments as compact JSON.
+    pub arguments: String,
+    pub status: McpToolCallStatus,
+    /// The result's text content (or its JSON), once there.
+    pub result: Option<String>,
+    pub error: Option<String>,
+    pub duration_ms: Option<i64>,
+}
+
+/// The text of an MCP result: its `content` parts' text, else the JSON.
+fn mcp_result_text(result: &serde_json::Value) -> String {
+    let texts: Vec<&str> = result
+        .get("content")
+        .and_then(|c| c.as_array())
+        .map(|parts| {
+            parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(|t| t.as_str()))
+                .collect()
+        })
+        .unwrap_or_default();
+    if texts.is_empty() {
+        result.to_string()
+    } else {
+        texts.join("\n")
+    }
 }
 
 /// A command the model (or the person, with `!cmd`) ran.
@@ -111,10 +151,34 @@ impl Cell {
                 changes: changes.clone(),
                 status: *status,
             }),
-            ThreadItemDetails::McpToolCall { .. }
-            | ThreadItemDetails::Plan { .. }
-            | ThreadItemDetails::ContextCompaction { .. }
-            | ThreadItemDetails::CollabAgentToolCall { .. } => None,
+            ThreadItemDetails::McpToolCall {
+                server,
+                tool,
+                status,
+                arguments,
+                result,
+                error,
+                duration_ms,
+                ..
+            } => Some(Cell::Mcp(McpCell {
+                server: server.clone(),
+                tool: tool.clone(),
+                arguments: arguments.to_string(),
+                status: *status,
+                result: result.as_ref().map(mcp_result_text),
+                error: error.as_ref().map(|e| {
+                    e.get("message")
+                        .and_then(|m| m.as_str())
+                        .map_or_else(|| e.to_string(), str::to_owned)
+                }),
+                duration_ms: *duration_ms,
+            })),
+            ThreadItemDetails::Plan { text, .. } => {
+                (!text.trim().is_empty()).then(|| Cell::Plan { text: text.clone() })
+            }
+            // The marker is shown once the compaction is done.
+            ThreadItemDetails::ContextCompaction { .. } => (!live).then_some(Cell::Compaction),
+            ThreadItemDetails::CollabAgentToolCall { .. } => None,
         }
     }
 }

@@ -928,3 +928,44 @@ fn at_completes_a_file_path_from_the_index() {
     type_text(&mut state, "m", Instant::now());
     assert!(state.mention.is_none(), "stays closed for this word");
 }
+
+#[test]
+fn plan_mcp_and_compaction_items_become_cells() {
+    let mut state = ready();
+    state.apply(
+        completed(json!({"type": "plan", "id": "p1", "text": "- [x] one\n- [ ] two"})),
+        Instant::now(),
+    );
+    state.apply(
+        completed(
+            json!({"type": "mcpToolCall", "id": "x1", "server": "docs", "environmentId": null,
+            "tool": "search", "status": "completed", "arguments": {"q": "tui"},
+            "appContext": null, "mcpAppUi": null, "pluginId": null, "readOnlyHint": null,
+            "result": {"content": [{"type": "text", "text": "found it"}]},
+            "error": null, "durationMs": 12}),
+        ),
+        Instant::now(),
+    );
+    state.apply(
+        completed(json!({"type": "contextCompaction", "id": "c1"})),
+        Instant::now(),
+    );
+    assert_eq!(
+        state.history,
+        vec![
+            Cell::Plan {
+                text: "- [x] one\n- [ ] two".into()
+            },
+            Cell::Mcp(cells::McpCell {
+                server: "docs".into(),
+                tool: "search".into(),
+                arguments: r#"{"q":"tui"}"#.into(),
+                status: osprey_app_server_protocol::McpToolCallStatus::Completed,
+                result: Some("found it".into()),
+                error: None,
+                duration_ms: Some(12),
+            }),
+            Cell::Compaction,
+        ]
+    );
+}
