@@ -33,90 +33,18 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import answer_sse as common_answer_sse  # noqa: E402
+from common import start_mock, tree_rss_kib, write_home  # noqa: E402
+
 WAIT = 60.0
 ANSWER = ["Hello", " from", " the", " mock", " model", "."]
 ACTIVE_DELAY_MS = 400
 
 
-def ev(kind, **fields):
-    return {"type": kind, **fields}
-
-
 def answer_sse(rid):
-    """A streamed assistant message: item added, text deltas, item done, completed."""
-    text = "".join(ANSWER)
-    events = [
-        ev("response.created", response={"id": rid, "status": "in_progress"}),
-        ev("response.output_item.added", output_index=0,
-           item={"type": "message", "role": "assistant", "id": "msg_" + rid,
-                 "status": "in_progress", "content": []}),
-    ]
-    events += [ev("response.output_text.delta", output_index=0, content_index=0, delta=d)
-               for d in ANSWER]
-    events += [
-        ev("response.output_item.done", output_index=0,
-           item={"type": "message", "role": "assistant", "id": "msg_" + rid,
-                 "status": "completed",
-                 "content": [{"type": "output_text", "text": text, "annotations": []}]}),
-        ev("response.completed", response={"id": rid, "status": "completed", "usage": {
-            "input_tokens": 100, "input_tokens_details": {"cached_tokens": 0},
-            "output_tokens": 10, "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": 110}}),
-    ]
-    return {"sse": events}
-
-
-def start_mock(mock_bin, script, scratch):
-    path = os.path.join(scratch, f"script-{len(os.listdir(scratch))}.json")
-    with open(path, "w") as f:
-        json.dump(script, f)
-    err = open(os.path.join(scratch, "mock.err"), "a")
-    proc = subprocess.Popen([mock_bin, "--script", path, "--repeat"],
-                            stdout=subprocess.PIPE, stderr=err, text=True)
-    line = proc.stdout.readline().strip()
-    if not line.startswith("listening on "):
-        raise SystemExit(f"app_server bench: the mock model did not start ({line!r}); "
-                         f"see {err.name}")
-    return proc, line[len("listening on "):]
-
-
-def write_home(scratch, kind, base_url):
-    home = tempfile.mkdtemp(prefix=f"home-{kind}-", dir=scratch)
-    with open(os.path.join(home, "config.toml"), "w") as f:
-        f.write(f'''model = "gpt-5.5"
-model_provider = "mock"
-approval_policy = "never"
-sandbox_mode = "read-only"
-
-[model_providers.mock]
-name = "mock"
-base_url = "{base_url}"
-env_key = "BENCH_API_KEY"
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-''')
-    return home
-
-
-def tree_rss_kib(pid):
-    """VmRSS of `pid` and its descendants, in KiB (0 once it is gone)."""
-    total = 0
-    todo = [pid]
-    while todo:
-        p = todo.pop()
-        try:
-            with open(f"/proc/{p}/status") as f:
-                for line in f:
-                    if line.startswith("VmRSS:"):
-                        total += int(line.split()[1])
-                        break
-            for task in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{task}/children") as f:
-                    todo += [int(c) for c in f.read().split()]
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-    return total
+    """A streamed assistant message of six text deltas."""
+    return common_answer_sse(rid, ANSWER)
 
 
 class Server:

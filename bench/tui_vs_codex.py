@@ -1,0 +1,287 @@
+#!/usr/bin/env python3
+"""Side-by-side benchmark: the `osprey` TUI vs the reference `codex` TUI, each in a real
+pseudo-terminal (120×40) read through a vt100 emulator (pyte), against the same scripted
+mock model, in the same run. Measured:
+
+  launch          spawn → the composer's placeholder is on the screen
+  key→frame idle  a key written → the screen shows it in the composer (p50, p99)
+  key→frame busy  the same while a long markdown answer streams in
+  idle writes     bytes the TUI writes in 5 s of doing nothing (target 0)
+  RSS             of the TUI's process tree after N cells (a prompt and its answer are two)
+
+Both run with the same config (approval never, read-only, a trusted project folder) and
+answer the terminal's queries (cursor position, colours, device attributes) as a terminal
+would.
+
+Usage: bench/tui_vs_codex.py OSPREY_BIN CODEX_BIN MOCK_BIN [--keys N] [--cells N]
+"""
+
+import fcntl
+import os
+import pty
+import re
+import shutil
+import struct
+import sys
+import tempfile
+import termios
+import threading
+import time
+
+import pyte
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import answer_sse, median, pct, start_mock, tree_rss_kib, write_home  # noqa: E402
+
+ROWS, COLS = 40, 120
+WAIT = 60.0
+PLACEHOLDERS = {"osprey": "Ask Osprey to do anything", "codex": "Ask Codex to do anything"}
+LONG_ANSWER = ["## Plan\n\n"] + [
+    f"{i}. Step **{i}** touches `src/mod_{i}.rs` and explains why in one sentence.\n"
+    for i in range(1, 120)
+] + ["\n| a | b |\n|---|---|\n| 1 | 2 |\n\nDone."]
+SHORT_ANSWER = ["Ok", "."]
+QUERIES = [
+    (b"\x1b[6n", None),                                     # cursor position: computed
+    (b"\x1b]11;?\x1b\\", b"\x1b]11;rgb:0000/0000/0000\x1b\\"),
+    (b"\x1b]11;?\x07", b"\x1b]11;rgb:0000/0000/0000\x07"),
+    (b"\x1b]10;?\x1b\\", b"\x1b]10;rgb:ffff/ffff/ffff\x1b\\"),
+    (b"\x1b]10;?\x07", b"\x1b]10;rgb:ffff/ffff/ffff\x07"),
+    (b"\x1b[c", b"\x1b[?62;22c"),
+]
+
+
+class Tui:
+    """A TUI in a pty; its output is fed to a pyte screen and time-stamped."""
+
+    def __init__(self, argv, env, cwd):
+        self.screen = pyte.Screen(COLS, ROWS)
+        self.stream = pyte.ByteStream(self.screen)
+        self.lock = threading.Lock()
+        self.changed = threading.Condition(self.lock)
+        self.written = 0
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.chdir(cwd)
+            fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
+            os.execve(argv[0], argv, env)
+        fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
+        self.pid, self.fd = pid, fd
+        self.started = time.perf_counter()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        pending = b""
+        while True:
+            try:
+                data = os.read(self.fd, 65536)
+            except OSError:
+                data = b""
+            with self.lock:
+                if not data:
+                    self.written = -1
+                    self.changed.notify_all()
+                    return
+                self.written += len(data)
+                pending += data
+                for query, answer in QUERIES:
+                    while query in pending:
+                        at = pending.index(query)
+                        self.stream.feed(pending[:at])
+                        pending = pending[at + len(query):]
+                        if answer is None:
+                            y, x = self.screen.cursor.y, self.screen.cursor.x
+                            answer_now = f"\x1b[{y + 1};{x + 1}R".encode()
+                        else:
+                            answer_now = answer
+                        os.write(self.fd, answer_now)
+                # Keep a possibly cut escape sequence for the next read.
+                cut = pending.rfind(b"\x1b")
+                if cut >= 0 and len(pending) - cut < 16:
+                    self.stream.feed(pending[:cut])
+                    pending = pending[cut:]
+                else:
+                    self.stream.feed(pending)
+                    pending = b""
+                self.changed.notify_all()
+
+    def text(self):
+        return "\n".join(self.screen.display)
+
+    def wait_for(self, what, pred, timeout=WAIT):
+        deadline = time.monotonic() + timeout
+        with self.lock:
+            while True:
+                if pred("\n".join(self.screen.display)):
+                    return time.perf_counter()
+                if self.written < 0:
+                    raise SystemExit(f"tui bench: the TUI exited while waiting for {what}")
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise SystemExit(f"tui bench: timed out waiting for {what}; screen:\n"
+                                     + "\n".join(self.screen.display))
+                self.changed.wait(left)
+
+    def wait_quiet(self, what, quiet=1.0, timeout=WAIT):
+        """Waits until the TUI has written something and then nothing for `quiet` seconds
+        (pyte does not follow every scrolling sequence, so finished cells are not searched
+        for on the screen)."""
+        start = self.bytes_written()
+        deadline = time.monotonic() + timeout
+        last, last_change = start, time.monotonic()
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            now = self.bytes_written()
+            if now < 0:
+                raise SystemExit(f"tui bench: the TUI exited while waiting for {what}")
+            if now != last:
+                last, last_change = now, time.monotonic()
+            elif last != start and time.monotonic() - last_change >= quiet:
+                return
+        raise SystemExit(f"tui bench: timed out waiting for {what}")
+
+    def type(self, data):
+        os.write(self.fd, data)
+
+    def bytes_written(self):
+        with self.lock:
+            return self.written
+
+    def close(self):
+        try:
+            os.kill(self.pid, 9)
+            os.waitpid(self.pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+        os.close(self.fd)
+
+
+def composer_shows(typed):
+    pattern = re.compile(re.escape(typed) + r"\s*$", re.MULTILINE)
+    return lambda text: bool(pattern.search(text))
+
+
+def submit(tui, text):
+    """Types `text`, waits until it shows, pauses (Codex treats a fast Enter after fast
+    typing as part of a paste), then presses Enter."""
+    tui.type(text.encode())
+    tui.wait_for(f"{text!r} typed", composer_shows(text))
+    time.sleep(0.3)
+    tui.type(b"\r")
+
+
+def key_to_frame(tui, n, tag):
+    """Types n distinct characters one at a time; each time, how long until it shows."""
+    samples = []
+    typed = tag
+    tui.type(tag.encode())
+    tui.wait_for("the first typed text", composer_shows(typed))
+    for i in range(n):
+        ch = "abcdefghijklmnopqrstuvwxyz"[i % 26]
+        typed += ch
+        sent = time.perf_counter()
+        tui.type(ch.encode())
+        shown = tui.wait_for(f"key {i}", composer_shows(typed))
+        samples.append((shown - sent) * 1000)
+    tui.type(b"\x7f" * len(typed))
+    return samples
+
+
+def run_one(kind, binary, mock_bin, scratch, keys, cells):
+    work = tempfile.mkdtemp(prefix=f"work-{kind}-", dir=scratch)
+    os.makedirs(os.path.join(work, ".git"))
+    # The first request gets the long answer, every later one the short (--repeat starts
+    # the script over, so the long one comes back only after every short one).
+    script = [answer_sse("long", LONG_ANSWER)] + [answer_sse(f"r{i}", SHORT_ANSWER)
+                                                  for i in range(max(1, cells))]
+    mock, base_url = start_mock(mock_bin, script, scratch, "tui bench")
+    # A trusted folder (no trust screen) and Codex's model-upgrade offer marked as seen.
+    trust = (f'\n[projects."{work}"]\ntrust_level = "trusted"\n'
+             '\n[notice.model_migrations]\n"gpt-5.5" = "gpt-6-sol"\n')
+    home = write_home(scratch, kind, base_url, extra=trust)
+    env = {"PATH": os.environ["PATH"], "HOME": home, "SHELL": "/bin/bash",
+           "TERM": "xterm-256color", "BENCH_API_KEY": "k", "OSPREY_HOME": home,
+           "CODEX_HOME": home, "LANG": "C.UTF-8"}
+    argv = [binary]
+    out = {}
+    tui = Tui(argv, env, work)
+    try:
+        shown = tui.wait_for("the composer", lambda t: PLACEHOLDERS[kind] in t)
+        out["launch"] = (shown - tui.started) * 1000
+        time.sleep(1.5)
+        if "Use existing model" in tui.text():
+            # Codex 0.171 offers a newer model once; keep the configured one.
+            tui.type(b"2")
+            time.sleep(0.3)
+            if "Use existing model" in tui.text():
+                tui.type(b"\r")
+            tui.wait_for("the composer again", lambda t: PLACEHOLDERS[kind] in t)
+            time.sleep(0.5)
+        out["idle"] = key_to_frame(tui, keys, "zq")
+        time.sleep(0.5)
+        before = tui.bytes_written()
+        time.sleep(5)
+        out["idle_bytes"] = tui.bytes_written() - before
+        # Busy: a long answer streams while keys are typed.
+        submit(tui, "write the plan")
+        tui.wait_for("the answer to start", lambda t: "Step" in t)
+        out["busy"] = key_to_frame(tui, min(keys, 40), "zz")
+        tui.wait_quiet("the answer to end", quiet=1.5, timeout=120)
+        # Cells: prompt after prompt, each answered briefly (the mock repeats its script).
+        for i in range(max(0, (cells - 2) // 2)):
+            marker = f"p{i}x"
+            submit(tui, marker)
+            tui.wait_quiet(f"prompt {i} to be answered", quiet=0.4, timeout=120)
+            if i % 50 == 0:
+                sys.stderr.write(f"  {kind}: {2 * i + 2} cells\n")
+        time.sleep(1)
+        out["rss_kib"] = tree_rss_kib(tui.pid)
+    finally:
+        tui.close()
+        mock.kill()
+    return out
+
+
+def main():
+    args = sys.argv[1:]
+    if len(args) < 3:
+        raise SystemExit(__doc__)
+    osprey_bin, codex_bin, mock_bin = args[:3]
+    keys, cells = 100, 1000
+    rest = args[3:]
+    while rest:
+        flag, value = rest[0], rest[1]
+        rest = rest[2:]
+        if flag == "--keys":
+            keys = int(value)
+        elif flag == "--cells":
+            cells = int(value)
+        else:
+            raise SystemExit(f"unknown flag {flag}")
+    scratch = tempfile.mkdtemp(prefix="tui-bench-", dir=os.path.join(os.getcwd(), "target"))
+    try:
+        results = {}
+        for kind, binary in (("osprey", osprey_bin), ("codex", codex_bin)):
+            sys.stderr.write(f"{kind} …\n")
+            results[kind] = run_one(kind, binary, mock_bin, scratch, keys, cells)
+        o, c = results["osprey"], results["codex"]
+        rows = [
+            ("launch → editable composer", o["launch"], c["launch"], "ms"),
+            ("key → frame, idle, p50", median(o["idle"]), median(c["idle"]), "ms"),
+            ("key → frame, idle, p99", pct(o["idle"], 99), pct(c["idle"], 99), "ms"),
+            ("key → frame, streaming, p50", median(o["busy"]), median(c["busy"]), "ms"),
+            ("key → frame, streaming, p99", pct(o["busy"], 99), pct(c["busy"], 99), "ms"),
+            ("bytes written in 5 s idle", o["idle_bytes"], c["idle_bytes"], "B"),
+            (f"RSS after {cells} cells", o["rss_kib"] / 1024, c["rss_kib"] / 1024, "MiB"),
+        ]
+        print("| measure | osprey | codex | ratio |")
+        print("|---|---|---|---|")
+        for name, ours, theirs, unit in rows:
+            ratio = f"{ours / theirs:.3f}" if theirs else "—"
+            print(f"| {name} | {ours:.2f} {unit} | {theirs:.2f} {unit} | {ratio} |")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
