@@ -52,6 +52,8 @@ struct Renderer {
     item_bullet: Option<String>,
     quote_depth: usize,
     code: Option<String>,
+    /// The fenced block's info string (its language), for highlighting.
+    code_lang: String,
     links: Vec<String>,
     table: Option<Table>,
 }
@@ -67,6 +69,7 @@ impl Renderer {
             item_bullet: None,
             quote_depth: 0,
             code: None,
+            code_lang: String::new(),
             links: Vec::new(),
             table: None,
         }
@@ -208,7 +211,7 @@ impl Renderer {
             Tag::CodeBlock(kind) => {
                 self.flush();
                 self.blank();
-                let _ = match kind {
+                self.code_lang = match kind {
                     CodeBlockKind::Fenced(lang) => lang.into_string(),
                     CodeBlockKind::Indented => String::new(),
                 };
@@ -295,9 +298,14 @@ impl Renderer {
             }
             TagEnd::CodeBlock => {
                 let code = self.code.take().unwrap_or_default();
+                let code = code.trim_end_matches('\n');
                 let indent = format!("{}    ", self.indent());
-                for line in code.trim_end_matches('\n').lines() {
-                    let line = Line::from(Span::styled(line.to_owned(), code_style()));
+                let coloured = super::highlight::highlight(code, &self.code_lang);
+                for (i, line) in code.lines().enumerate() {
+                    let line = match coloured.as_ref().and_then(|c| c.get(i)) {
+                        Some(spans) => Line::from(spans.clone()),
+                        None => Line::from(Span::styled(line.to_owned(), code_style())),
+                    };
                     for (n, wrapped) in
                         wrap_line(&line, self.max.saturating_sub(width(&indent)).max(4), "")
                             .into_iter()

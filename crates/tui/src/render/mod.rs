@@ -4,6 +4,7 @@
 
 pub mod bottom;
 pub mod cells;
+pub mod highlight;
 pub mod markdown;
 pub mod popup;
 pub mod wrap;
