@@ -337,6 +337,11 @@ impl ExecServerClient {
         &self.response.environment_info
     }
 
+    /// The process id of a server started by [`connect_program`](Self::connect_program).
+    pub fn server_pid(&self) -> Option<u32> {
+        self.child.as_ref().and_then(|c| c.id())
+    }
+
     /// The server's session id (for `resumeSessionId` after a disconnect).
     pub fn session_id(&self) -> &str {
         &self.response.session_id

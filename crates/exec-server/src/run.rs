@@ -92,7 +92,7 @@ async fn run(options: RunOptions) -> Result<(), (i32, String)> {
         Listen::Stdio => {
             tokio::select! {
                 () = transport::serve_stream(config, tokio::io::stdin(), tokio::io::stdout()) => {}
-                _ = tokio::signal::ctrl_c() => {}
+                () = shutdown_signal() => {}
             }
         }
         Listen::WebSocket(addr) => {
@@ -107,12 +107,30 @@ async fn run(options: RunOptions) -> Result<(), (i32, String)> {
             let _ = stdout.flush();
             tokio::select! {
                 () = transport::serve_websocket(config, listener, token) => {}
-                _ = tokio::signal::ctrl_c() => {}
+                () = shutdown_signal() => {}
                 () = stdin_closed(), if options.exit_on_stdin_close => {}
             }
         }
     }
     Ok(())
+}
+
+/// Ctrl-C or SIGTERM. Returning from `run` drops every connection, and with them their
+/// processes, whose groups are killed as they are dropped.
+async fn shutdown_signal() {
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(term) => term,
+        Err(err) => {
+            tracing::warn!("cannot watch for SIGTERM: {err}");
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+    tracing::debug!("stopping: every process is killed");
 }
 
 async fn stdin_closed() {

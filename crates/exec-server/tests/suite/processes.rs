@@ -262,3 +262,46 @@ fn is_zombie(proc_dir: &std::path::Path) -> bool {
         .map(|s| s.split_whitespace().nth(2) == Some("Z"))
         .unwrap_or(true)
 }
+
+#[tokio::test]
+#[expect(clippy::disallowed_methods, reason = "the test signals the server")]
+async fn sigterm_to_the_server_kills_every_process_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let client = connect(dir.path(), &[]).await;
+    let script = format!("sleep 300 & echo $! > {}; wait", pid_file.display());
+    client
+        .call::<serde_json::Value>(
+            method::PROCESS_START,
+            start_params("t", &script, dir.path(), false),
+        )
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while std::fs::read_to_string(&pid_file).map_or(true, |s| s.trim().is_empty()) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the process never started"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let server_pid = client.server_pid().expect("a program server has a pid");
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &server_pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let pid = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .to_owned();
+    let proc_dir = std::path::PathBuf::from(format!("/proc/{pid}"));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while proc_dir.exists() && !is_zombie(&proc_dir) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "sleep {pid} still runs after the server was told to stop"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
