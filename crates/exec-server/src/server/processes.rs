@@ -31,6 +31,8 @@ const KEPT_OUTPUT_BYTES: usize = 4 * 1024 * 1024;
 const DENIAL_TAIL_BYTES: usize = 64 * 1024;
 /// Finished processes remembered for `process/read` beyond which the oldest are forgotten.
 const KEPT_FINISHED: usize = 256;
+/// The output all remembered finished processes of a connection may keep together.
+const KEPT_FINISHED_BYTES: usize = 64 * 1024 * 1024;
 /// The longest `process/read` wait honoured.
 const MAX_READ_WAIT: Duration = Duration::from_secs(30);
 /// `process/read` without `maxBytes`.
@@ -235,15 +237,27 @@ impl ProcessTable {
         }
     }
 
+    /// Remembers a closed process for later reads, forgetting the oldest ones beyond
+    /// [`KEPT_FINISHED`] or once the output they keep passes [`KEPT_FINISHED_BYTES`].
     fn finished(&self, id: &str) {
         let mut order = self
             .finished_order
             .lock()
             .unwrap_or_else(|p| p.into_inner());
         order.push_back(id.to_owned());
-        while order.len() > KEPT_FINISHED {
+        let mut processes = self.lock();
+        let kept = |processes: &HashMap<String, Arc<Managed>>, order: &VecDeque<String>| {
+            order
+                .iter()
+                .filter_map(|id| processes.get(id))
+                .map(|m| m.record().kept_bytes)
+                .sum::<usize>()
+        };
+        while order.len() > KEPT_FINISHED
+            || (order.len() > 1 && kept(&processes, &order) > KEPT_FINISHED_BYTES)
+        {
             if let Some(old) = order.pop_front() {
-                self.lock().remove(&old);
+                processes.remove(&old);
             }
         }
     }

@@ -305,3 +305,25 @@ async fn sigterm_to_the_server_kills_every_process_group() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+#[tokio::test]
+async fn finished_processes_are_remembered_up_to_a_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let client = connect(dir.path(), &["--sandbox", "danger-full-access"]).await;
+    for i in 0..260 {
+        run(&client, &format!("q{i}"), "true", dir.path()).await;
+    }
+    let oldest = client
+        .call::<ProcessReadResponse>(method::PROCESS_READ, json!({"processId": "q0"}))
+        .await
+        .unwrap_err();
+    assert!(
+        oldest.to_string().contains("unknown process id q0"),
+        "{oldest}"
+    );
+    let newest: ProcessReadResponse = client
+        .call(method::PROCESS_READ, json!({"processId": "q259"}))
+        .await
+        .unwrap();
+    assert!(newest.closed && newest.exit_code == Some(0));
+}
