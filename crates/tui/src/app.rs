@@ -11,11 +11,11 @@ use crossterm::event::{Event, EventStream};
 use futures::StreamExt;
 use osprey_app_server::ServerOptions;
 use osprey_app_server_protocol::{
-    ClientRequest, CommandExecutionRequestApprovalResponse, CwdFilter,
-    FileChangeRequestApprovalResponse, ModelListParams, ModelListResponse, ServerResponse,
-    ThreadForkParams, ThreadIdParams, ThreadListParams, ThreadListResponse, ThreadOverrides,
-    ThreadResumeParams, ThreadShellCommandParams, ThreadStartParams, ThreadStartResponse,
-    TurnInterruptParams, TurnStartParams, UserInput,
+    ClientRequest, CommandExecutionRequestApprovalResponse, ConfigReadParams, ConfigReadResponse,
+    CwdFilter, FileChangeRequestApprovalResponse, ModelListParams, ModelListResponse,
+    ServerResponse, ThreadForkParams, ThreadIdParams, ThreadListParams, ThreadListResponse,
+    ThreadOverrides, ThreadResumeParams, ThreadShellCommandParams, ThreadStartParams,
+    ThreadStartResponse, TurnInterruptParams, TurnStartParams, UserInput,
 };
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -550,6 +550,27 @@ fn perform(ctx: &Ctx, actions: Vec<Action>) {
                     let _ = tx.send(AppEvent::Files(files));
                     Ok(())
                 }
+                Action::ListMcpServers => client
+                    .request::<ConfigReadResponse>(ClientRequest::ConfigRead(ConfigReadParams {
+                        include_layers: false,
+                        cwd: Some(ctx.cwd.clone()),
+                    }))
+                    .await
+                    .map(|read| {
+                        let servers = read
+                            .config
+                            .get("mcp_servers")
+                            .and_then(Value::as_array)
+                            .map(|names| {
+                                names
+                                    .iter()
+                                    .filter_map(|n| n.as_str().map(str::to_owned))
+                                    .collect()
+                            })
+                            .unwrap_or_default();
+                        let _ = tx.send(AppEvent::McpServers(servers));
+                    })
+                    .map_err(|e| format!("could not read the configuration for /mcp: {e}")),
                 Action::Copy { .. } | Action::Quit => Ok(()),
             };
             if let Err(message) = result {

@@ -214,12 +214,7 @@ impl AppState {
                     }
                 }
             }
-            SlashCommand::Mcp => {
-                self.history.push(Cell::Notice {
-                    text: "/mcp cannot list MCP servers yet: the app server has no method that reports them (Codex's mcpServerStatus/list); `osprey mcp list` shows the configured ones".to_owned(),
-                });
-                Vec::new()
-            }
+            SlashCommand::Mcp => vec![Action::ListMcpServers],
         }
     }
 
@@ -581,6 +576,26 @@ impl AppState {
         self.history.push(Cell::Facts {
             title: "Osprey status".to_owned(),
             rows,
+        });
+    }
+
+    /// `/mcp`: the configured servers (from `config/read`); their tools and failures are
+    /// not reported by the app server.
+    pub(super) fn push_mcp(&mut self, servers: Vec<String>) {
+        let listed = if servers.is_empty() {
+            "none configured (add one with `osprey mcp add`)".to_owned()
+        } else {
+            servers.join("\n")
+        };
+        self.history.push(Cell::Facts {
+            title: "MCP servers".to_owned(),
+            rows: vec![
+                ("Configured".to_owned(), listed),
+                (
+                    "Tools".to_owned(),
+                    "not shown: the app server has no method reporting each server's tools and failures (Codex's mcpServerStatus/list)".to_owned(),
+                ),
+            ],
         });
     }
 

@@ -69,6 +69,8 @@ pub enum AppEvent {
     },
     /// The repository's files (relative paths), for `@` completion.
     Files(Vec<String>),
+    /// The MCP servers `config/read` lists, for `/mcp`.
+    McpServers(Vec<String>),
 }
 
 /// The settings a thread runs with, as `thread/start` (resume, fork) reported them.
@@ -142,6 +144,8 @@ pub enum Action {
     ProbeInit,
     /// List the repository's files for `@` completion (once).
     IndexFiles,
+    /// `config/read` for `/mcp`.
+    ListMcpServers,
     /// Put `text` on the clipboard (OSC 52).
     Copy {
         text: String,
@@ -304,6 +308,10 @@ impl AppState {
             }
             AppEvent::InitProbed { exists } => self.init(exists, now),
             AppEvent::PickSession { fork } => self.open_session_picker(fork),
+            AppEvent::McpServers(servers) => {
+                self.push_mcp(servers);
+                Vec::new()
+            }
             AppEvent::Files(files) => {
                 self.files = Some(files);
                 self.refresh_mention()

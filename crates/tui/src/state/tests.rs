@@ -969,3 +969,21 @@ fn plan_mcp_and_compaction_items_become_cells() {
         ]
     );
 }
+
+#[test]
+fn mcp_lists_the_configured_servers_and_says_what_is_not_reported() {
+    let mut state = ready();
+    assert_eq!(slash(&mut state, "/mcp"), vec![Action::ListMcpServers]);
+    state.apply(
+        AppEvent::McpServers(vec!["docs".into(), "github".into()]),
+        Instant::now(),
+    );
+    let Some(Cell::Facts { rows, .. }) = state.history.last() else {
+        panic!("{:?}", state.history);
+    };
+    assert_eq!(
+        rows[0],
+        ("Configured".to_owned(), "docs\ngithub".to_owned())
+    );
+    assert!(rows[1].1.contains("mcpServerStatus/list"), "{rows:?}");
+}

@@ -537,6 +537,9 @@ fn slash_commands_status_permissions_unknown_and_exit() {
         "the turn ran with the chosen approval policy: {body}"
     );
 
+    command(&tui, "/mcp");
+    tui.wait_text("none configured (add one with `osprey mcp add`)");
+
     command(&tui, "/quit");
     assert!(tui.wait_exit());
     tui.wait_text("To continue this session, run: osprey resume ");
