@@ -74,6 +74,7 @@ pub async fn run_main(cli: TuiCli, server: ServerOptions) -> i32 {
         Ok(settings) => {
             state.alt_screen = cli.alt_screen || settings.alternate_screen;
             state.share_shell_output = settings.share_shell_output;
+            state.hide_reasoning = settings.hide_agent_reasoning;
         }
         Err(message) => {
             state.alt_screen = cli.alt_screen;

@@ -4,6 +4,8 @@
 //! change it.
 //!
 //! ```toml
+//! hide_agent_reasoning = true  # top level, as in Codex: no reasoning summaries
+//!
 //! [tui]
 //! alternate_screen = true    # full-screen view, as `--alt-screen`
 //! share_shell_output = true  # every !cmd reaches the model, as !!cmd does
@@ -16,6 +18,7 @@ use std::path::PathBuf;
 pub struct TuiSettings {
     pub alternate_screen: bool,
     pub share_shell_output: bool,
+    pub hide_agent_reasoning: bool,
 }
 
 /// Where the user's config.toml is, from the environment the server was given.
@@ -46,8 +49,20 @@ fn parse(text: &str) -> Result<TuiSettings, String> {
     let value: toml::Table = text
         .parse()
         .map_err(|e: toml::de::Error| e.message().to_owned())?;
+    let hide_agent_reasoning = match value.get("hide_agent_reasoning") {
+        None => false,
+        Some(toml::Value::Boolean(b)) => *b,
+        Some(other) => {
+            return Err(format!(
+                "hide_agent_reasoning must be true or false, not {other}"
+            ));
+        }
+    };
     let Some(tui) = value.get("tui") else {
-        return Ok(TuiSettings::default());
+        return Ok(TuiSettings {
+            hide_agent_reasoning,
+            ..TuiSettings::default()
+        });
     };
     let Some(tui) = tui.as_table() else {
         return Err("`tui` must be a table ([tui])".to_owned());
@@ -62,6 +77,7 @@ fn parse(text: &str) -> Result<TuiSettings, String> {
     Ok(TuiSettings {
         alternate_screen: flag("alternate_screen")?,
         share_shell_output: flag("share_shell_output")?,
+        hide_agent_reasoning,
     })
 }
 
@@ -78,7 +94,12 @@ mod tests {
             Ok(TuiSettings {
                 alternate_screen: true,
                 share_shell_output: true,
+                hide_agent_reasoning: false,
             })
+        );
+        assert_eq!(
+            parse("hide_agent_reasoning = true\n").map(|s| s.hide_agent_reasoning),
+            Ok(true)
         );
         let err = parse("[tui]\nalternate_screen = \"yes\"\n").unwrap_err();
         assert!(

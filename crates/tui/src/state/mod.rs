@@ -212,6 +212,8 @@ pub struct AppState {
     pub screen_rows: u16,
     /// `[tui] share_shell_output`: every `!cmd` reaches the model, as `!!cmd` does.
     pub share_shell_output: bool,
+    /// `hide_agent_reasoning = true` in config.toml: reasoning summaries are not shown.
+    pub hide_reasoning: bool,
     /// Full-screen mode: the transcript is drawn above the live area, not written to the
     /// terminal's scrollback.
     pub alt_screen: bool,
@@ -346,7 +348,7 @@ impl AppState {
     fn replay(&mut self, turns: &[Turn]) {
         for turn in turns {
             for item in &turn.items {
-                if let Some(cell) = Cell::from_item(&item.details, false) {
+                if let Some(cell) = self.cell_for(&item.details, false) {
                     self.history.push(cell);
                 }
             }
@@ -358,6 +360,14 @@ impl AppState {
                 });
             }
         }
+    }
+
+    /// The cell an item is shown as, if any (reasoning left out when hidden by config).
+    fn cell_for(&self, item: &ThreadItemDetails, live: bool) -> Option<Cell> {
+        if self.hide_reasoning && matches!(item, ThreadItemDetails::Reasoning { .. }) {
+            return None;
+        }
+        Cell::from_item(item, live)
     }
 
     fn active_mut(&mut self, item_id: &str) -> Option<&mut Cell> {
@@ -386,7 +396,7 @@ impl AppState {
                 let id = s.item.details.id().to_owned();
                 // A user message is shown once complete; everything else live from the start.
                 if !matches!(s.item.details, ThreadItemDetails::UserMessage { .. })
-                    && let Some(cell) = Cell::from_item(&s.item.details, true)
+                    && let Some(cell) = self.cell_for(&s.item.details, true)
                 {
                     self.active.retain(|(i, _)| *i != id);
                     self.active.push((id, cell));
@@ -396,7 +406,7 @@ impl AppState {
             ServerNotification::ItemCompleted(c) => {
                 let id = c.item.details.id();
                 self.active.retain(|(i, _)| i != id);
-                if let Some(cell) = Cell::from_item(&c.item.details, false) {
+                if let Some(cell) = self.cell_for(&c.item.details, false) {
                     self.history.push(cell);
                 }
                 Vec::new()
@@ -414,6 +424,7 @@ impl AppState {
                 }
                 Vec::new()
             }
+            ServerNotification::ReasoningSummaryTextDelta(_) if self.hide_reasoning => Vec::new(),
             ServerNotification::ReasoningSummaryTextDelta(d) => {
                 match self.active_mut(&d.item_id) {
                     Some(Cell::Reasoning { text }) => text.push_str(&d.delta),

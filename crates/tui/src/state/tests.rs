@@ -987,3 +987,23 @@ fn mcp_lists_the_configured_servers_and_says_what_is_not_reported() {
     );
     assert!(rows[1].1.contains("mcpServerStatus/list"), "{rows:?}");
 }
+
+#[test]
+fn hidden_reasoning_leaves_no_cell() {
+    let mut state = ready();
+    state.hide_reasoning = true;
+    state.apply(
+        note(
+            method::ITEM_REASONING_SUMMARY_TEXT_DELTA,
+            json!({"threadId": "th1", "turnId": "t1", "itemId": "r1", "delta": "thinking",
+                   "summaryIndex": 0}),
+        ),
+        Instant::now(),
+    );
+    state.apply(
+        completed(json!({"type": "reasoning", "id": "r1", "summary": ["thinking"], "content": []})),
+        Instant::now(),
+    );
+    assert!(state.active.is_empty());
+    assert_eq!(state.history, vec![]);
+}
