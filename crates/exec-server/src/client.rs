@@ -262,7 +262,8 @@ impl ExecServerClient {
                 .map_err(|_| ClientError::Connect("the token is not a valid header".to_owned()))?;
             request.headers_mut().insert("authorization", value);
         }
-        let connecting = tokio_tungstenite::connect_async(request);
+        // Small messages, each awaited: Nagle's algorithm would hold every one back ~40 ms.
+        let connecting = tokio_tungstenite::connect_async_with_config(request, None, true);
         let (socket, _) = tokio::time::timeout(options.initialize_timeout, connecting)
             .await
             .map_err(|_| ClientError::Connect(format!("{url}: timed out")))?

@@ -170,6 +170,10 @@ pub async fn serve_websocket(
                 continue;
             }
         };
+        // Replies are small and each is awaited: do not let Nagle's algorithm hold them.
+        if let Err(err) = stream.set_nodelay(true) {
+            tracing::debug!("could not set TCP_NODELAY for {peer}: {err}");
+        }
         let config = Arc::clone(&config);
         tokio::spawn(async move {
             #[allow(clippy::result_large_err)]
