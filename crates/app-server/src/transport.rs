@@ -173,6 +173,11 @@ pub async fn serve_websocket(
                 continue;
             }
         };
+        // Notifications are small and a client waits on each: without TCP_NODELAY, Nagle's
+        // algorithm holds a write while the previous one is unacknowledged (~40 ms).
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!("could not set TCP_NODELAY for {peer}: {e}");
+        }
         let server = Arc::clone(&server);
         tokio::spawn(async move {
             // tungstenite's callback type fixes the (large) error type.
