@@ -207,6 +207,11 @@ impl PtySession {
             .to_string()
     }
 
+    /// The program's process id.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.process_id()
+    }
+
     /// Waits for the program to exit and returns whether it succeeded.
     pub fn wait_exit(&mut self) -> bool {
         let deadline = Instant::now() + WAIT;

@@ -784,3 +784,68 @@ fn at_completes_a_repository_file_and_leaves_ignored_ones_out() {
         s.lines().any(|l| l.trim_end() == "› read src/main.rs")
     });
 }
+
+#[test]
+fn a_patch_approved_for_these_files_covers_the_next_patch_to_them() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockModelServer::start(vec![
+        sse_turn(vec![ev_custom_tool_call(
+            "p1",
+            "apply_patch",
+            "*** Begin Patch\n*** Add File: notes.md\n+one\n*** End Patch\n",
+        )]),
+        sse_turn(vec![ev_custom_tool_call(
+            "p2",
+            "apply_patch",
+            "*** Begin Patch\n*** Update File: notes.md\n@@\n-one\n+two\n*** End Patch\n",
+        )]),
+        sse_turn(vec![ev_assistant_message("m1", "Patched twice.")]),
+    ]));
+    let (_home, work, mut tui) = untrusted_session(&server);
+    tui.send(b"write notes twice\r");
+    tui.wait_text("Would you like to make the following edits?");
+    tui.send(b"a");
+    // A second overlay would stop the turn before the answer: it is not asked again.
+    let screen = tui.wait_text("Patched twice.");
+    assert_eq!(
+        screen.matches("You approved edits").count(),
+        1,
+        "one decision for both patches:\n{screen}"
+    );
+    assert!(screen.contains("Edited"), "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("notes.md")).unwrap(),
+        "two\n"
+    );
+    tui.send(b"\x04");
+    assert!(tui.wait_exit());
+}
+
+#[test]
+fn sigterm_restores_the_terminal_and_prints_the_resume_line() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockModelServer::start(Vec::new()));
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let work = tempfile::tempdir().unwrap();
+    let mut tui = PtySession::spawn(&home, work.path(), &[], 30, 100);
+    tui.wait_text("Ask Osprey to do anything");
+    tui.wait_text("mock-model");
+    let pid = tui.pid().expect("the child's pid");
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test sends SIGTERM to osprey"
+    )]
+    let sent = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(sent);
+    assert!(tui.wait_exit(), "SIGTERM is a clean exit");
+    tui.wait_text("To continue this session, run: osprey resume ");
+    let raw = tui.raw();
+    // Bracketed paste off, the keyboard mode popped, the cursor shown.
+    assert!(raw.contains("\x1b[?2004l"), "{}", raw.escape_debug());
+    assert!(raw.contains("\x1b[<1u"), "{}", raw.escape_debug());
+    assert!(raw.contains("\x1b[?25h"), "{}", raw.escape_debug());
+}
