@@ -108,11 +108,23 @@ def measure(argv, env, cwd, runs):
                 os._exit(127)
         _, status, usage = os.wait4(pid, 0)
         walls.append(time.perf_counter() - start)
-        rss.append(usage.ru_maxrss / 1024.0)
         if os.waitstatus_to_exitcode(status) != 0:
             raise SystemExit(f"{argv[0]} failed (exit {os.waitstatus_to_exitcode(status)}); "
                              f"run it by hand: {' '.join(argv)}")
+        rss.append(peak_rss(argv, env, cwd))
     return statistics.median(walls), statistics.median(rss)
+
+
+def peak_rss(argv, env, cwd):
+    """Peak RSS (MiB) of one more run, through GNU time. A process forked from this script
+    starts with the script's own RSS (~11 MiB of Python), and `ru_maxrss` keeps that high
+    water mark across `exec`: anything smaller would read as Python's size. GNU time forks
+    from a small process, so its child's floor is ~1.5 MiB."""
+    with tempfile.NamedTemporaryFile("r") as out:
+        subprocess.run(["/usr/bin/time", "-f", "%M", "-o", out.name, *argv], env=env, cwd=cwd,
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, check=True)
+        return int(out.read().split()[-1]) / 1024.0
 
 
 def main():
