@@ -55,6 +55,7 @@ pub async fn run_main(cli: TuiCli, server: ServerOptions) -> i32 {
     }
     let version = server.version.clone();
     let settings = crate::settings::load(&server.env);
+    let trust = crate::trust::question(&server.env, &cwd);
     let (server_tx, server_rx) = mpsc::unbounded_channel();
     let (client, handle) = match AppClient::start_in_process(server, server_tx) {
         Ok(started) => started,
@@ -83,7 +84,7 @@ pub async fn run_main(cli: TuiCli, server: ServerOptions) -> i32 {
             });
         }
     }
-    let result = event_loop(state, &client, server_rx, &cli, &cwd, &version).await;
+    let result = event_loop(state, trust, &client, server_rx, &cli, &cwd, &version).await;
     terminal::restore();
     let _ = tokio::time::timeout(SHUTDOWN_WAIT, handle.shutdown_all()).await;
     let mut stdout = std::io::stdout();
@@ -110,6 +111,7 @@ pub async fn run_main(cli: TuiCli, server: ServerOptions) -> i32 {
 
 async fn event_loop(
     mut state: AppState,
+    trust: Option<crate::trust::TrustQuestion>,
     client: &AppClient,
     mut server_rx: mpsc::UnboundedReceiver<ServerEvent>,
     cli: &TuiCli,
@@ -124,7 +126,11 @@ async fn event_loop(
         overrides: cli.overrides(cwd),
         cwd: cwd.display().to_string(),
     };
-    spawn_start(&ctx, cli, version.to_owned());
+    // A project config not yet trusted: the session starts once the person answered.
+    match &trust {
+        Some(question) => state.trust = Some((question.root.display().to_string(), 0)),
+        None => spawn_start(&ctx, cli, version.to_owned()),
+    }
     if let Some(prompt) = cli.prompt.clone() {
         let actions = state.submit_text(prompt, Instant::now());
         perform(&ctx, actions);
@@ -182,6 +188,17 @@ async fn event_loop(
             _ = tick.tick(), if working => { dirty = true; Vec::new() },
             _ = term => { state.should_quit = true; Vec::new() },
         };
+        let (answers, actions): (Vec<_>, Vec<_>) = actions
+            .into_iter()
+            .partition(|a| matches!(a, Action::Trust { .. }));
+        for answer in answers {
+            if let (Action::Trust { trusted }, Some(question)) = (answer, &trust) {
+                if let Err(message) = crate::trust::record(question, trusted) {
+                    state.history.push(crate::state::Cell::Warning { message });
+                }
+                spawn_start(&ctx, cli, version.to_owned());
+            }
+        }
         perform(&ctx, actions);
     }
     tui.leave_fullscreen()?;
@@ -572,7 +589,7 @@ fn perform(ctx: &Ctx, actions: Vec<Action>) {
                         let _ = tx.send(AppEvent::McpServers(servers));
                     })
                     .map_err(|e| format!("could not read the configuration for /mcp: {e}")),
-                Action::Copy { .. } | Action::Quit => Ok(()),
+                Action::Copy { .. } | Action::Trust { .. } | Action::Quit => Ok(()),
             };
             if let Err(message) = result {
                 let _ = tx.send(AppEvent::RequestFailed { message });

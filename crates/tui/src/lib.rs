@@ -27,6 +27,7 @@ pub mod render;
 pub mod settings;
 pub mod state;
 pub mod terminal;
+pub mod trust;
 
 pub use app::run_main;
 pub use cli::{ResumeTarget, TuiCli};

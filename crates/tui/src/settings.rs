@@ -22,7 +22,7 @@ pub struct TuiSettings {
 }
 
 /// Where the user's config.toml is, from the environment the server was given.
-fn config_path(env: &HashMap<String, String>) -> Option<PathBuf> {
+pub fn config_path(env: &HashMap<String, String>) -> Option<PathBuf> {
     if let Some(home) = env.get("OSPREY_HOME").filter(|h| !h.is_empty()) {
         return Some(PathBuf::from(home).join("config.toml"));
     }

@@ -102,6 +102,50 @@ pub fn search_lines(
     (vec![line], (x as u16, 0))
 }
 
+/// The trust question of a project with its own `.osprey/config.toml`.
+pub fn trust_lines(root: &str, selected: usize, width: usize) -> Vec<Line<'static>> {
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    let mut lines = vec![
+        Line::styled("  Folder access", bold),
+        Line::from(format!("  {root}")),
+        Line::default(),
+    ];
+    lines.extend(prefixed(
+        vec![Line::from(
+            "Trust this folder? Its .osprey/config.toml can change how Osprey works here: the model, when to ask before acting, the sandbox, and MCP servers that start programs. Trust it only if you trust its files. Your answer is saved in your config.toml.",
+        )],
+        width,
+        Span::raw("  "),
+        "  ",
+    ));
+    lines.push(Line::default());
+    for (i, label) in ["Trust and continue", "Continue without its settings"]
+        .iter()
+        .enumerate()
+    {
+        let (marker, style) = if i == selected {
+            (
+                "› ",
+                Style::default()
+                    .fg(Color::Cyan)
+                    .add_modifier(Modifier::BOLD),
+            )
+        } else {
+            ("  ", Style::default())
+        };
+        lines.push(Line::from(vec![
+            Span::styled(marker, style),
+            Span::styled(format!("{}. {label}", i + 1), style),
+        ]));
+    }
+    lines.push(Line::default());
+    lines.push(Line::styled(
+        "  enter continue · esc without its settings",
+        dim(),
+    ));
+    lines
+}
+
 /// The approval overlay: what is asked, the facts, and one line per choice.
 pub fn approval_lines(approval: &PendingApproval, width: usize) -> Vec<Line<'static>> {
     let bold = Style::default().add_modifier(Modifier::BOLD);

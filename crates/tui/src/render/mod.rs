@@ -34,7 +34,9 @@ pub fn live_lines(
 ) -> Live {
     let mut bottom: Vec<Line<'static>> = Vec::new();
     let mut cursor = None;
-    if let Some(approval) = state.approvals.first() {
+    if let Some((root, selected)) = &state.trust {
+        bottom.extend(bottom::trust_lines(root, *selected, width));
+    } else if let Some(approval) = state.approvals.first() {
         bottom.extend(bottom::approval_lines(approval, width));
     } else if let Some(picker) = &state.picker {
         bottom.extend(popup::picker_lines(

@@ -543,3 +543,10 @@ fn the_transcript_pager_shows_a_folded_output_whole() {
     );
     assert!(!full.contains("… +"), "{full}");
 }
+
+#[test]
+fn trust_question() {
+    let mut state = crate::state::AppState::new();
+    state.trust = Some(("/home/user/projects/osprey".into(), 0));
+    both_sizes("trust_question", |w| live_lines(&state, None, w, 24).lines);
+}

@@ -146,6 +146,10 @@ pub enum Action {
     IndexFiles,
     /// `config/read` for `/mcp`.
     ListMcpServers,
+    /// The person answered the trust question: save it, then start the session.
+    Trust {
+        trusted: bool,
+    },
     /// Put `text` on the clipboard (OSC 52).
     Copy {
         text: String,
@@ -226,6 +230,9 @@ pub struct AppState {
     files_requested: bool,
     /// Where a popup closed with Esc started; it stays closed for that word.
     mention_dismissed: Option<usize>,
+    /// The project root asked about before the session starts (first launch in a project
+    /// with an untrusted `.osprey/config.toml`), and the selected answer.
+    pub trust: Option<(String, usize)>,
 }
 
 impl AppState {
@@ -646,6 +653,9 @@ impl AppState {
         if !ctrl_c {
             self.quit_armed = false;
         }
+        if self.trust.is_some() {
+            return self.on_trust_key(key);
+        }
         if !self.approvals.is_empty() {
             return self.on_approval_key(key);
         }
@@ -784,6 +794,29 @@ impl AppState {
             _ => return None,
         }
         Some(Vec::new())
+    }
+
+    /// Keys of the trust question: 1/y (or Enter on it) trusts, 2/n/Esc does not.
+    fn on_trust_key(&mut self, key: KeyEvent) -> Vec<Action> {
+        let Some((_, selected)) = self.trust.as_mut() else {
+            return Vec::new();
+        };
+        let trusted = match key.code {
+            KeyCode::Up => {
+                *selected = 0;
+                return Vec::new();
+            }
+            KeyCode::Down => {
+                *selected = 1;
+                return Vec::new();
+            }
+            KeyCode::Enter => *selected == 0,
+            KeyCode::Char('1' | 'y') => true,
+            KeyCode::Char('2' | 'n') | KeyCode::Esc => false,
+            _ => return Vec::new(),
+        };
+        self.trust = None;
+        vec![Action::Trust { trusted }]
     }
 
     /// Keys while Ctrl+R searches the history.

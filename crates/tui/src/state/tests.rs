@@ -1007,3 +1007,24 @@ fn hidden_reasoning_leaves_no_cell() {
     assert!(state.active.is_empty());
     assert_eq!(state.history, vec![]);
 }
+
+#[test]
+fn the_trust_question_is_answered_with_one_key() {
+    let mut state = AppState::new();
+    state.trust = Some(("/p".into(), 0));
+    assert_eq!(
+        state.on_key(key(KeyCode::Char('x')), Instant::now()),
+        vec![]
+    );
+    state.on_key(key(KeyCode::Down), Instant::now());
+    assert_eq!(
+        state.on_key(key(KeyCode::Enter), Instant::now()),
+        vec![Action::Trust { trusted: false }]
+    );
+    assert!(state.trust.is_none());
+    state.trust = Some(("/p".into(), 1));
+    assert_eq!(
+        state.on_key(key(KeyCode::Char('1')), Instant::now()),
+        vec![Action::Trust { trusted: true }]
+    );
+}

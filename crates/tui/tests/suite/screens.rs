@@ -849,3 +849,34 @@ fn sigterm_restores_the_terminal_and_prints_the_resume_line() {
     assert!(raw.contains("\x1b[<1u"), "{}", raw.escape_debug());
     assert!(raw.contains("\x1b[?25h"), "{}", raw.escape_debug());
 }
+
+#[test]
+fn a_project_config_is_trusted_once_and_then_loaded() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockModelServer::start(Vec::new()));
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let work = tempfile::tempdir().unwrap();
+    std::fs::create_dir(work.path().join(".osprey")).unwrap();
+    std::fs::write(
+        work.path().join(".osprey/config.toml"),
+        "model = \"project-model\"\n",
+    )
+    .unwrap();
+    let mut first = PtySession::spawn(&home, work.path(), &[], 30, 100);
+    first.wait_text("Trust this folder?");
+    first.send(b"1");
+    first.wait_text("project-model");
+    first.send(b"\x04");
+    assert!(first.wait_exit());
+    let saved = std::fs::read_to_string(home.path().join("config.toml")).unwrap();
+    assert!(saved.contains("trust_level = \"trusted\""), "{saved}");
+    drop(first);
+    let mut second = PtySession::spawn(&home, work.path(), &[], 30, 100);
+    let screen = second.wait_text("project-model");
+    assert!(
+        !screen.contains("Trust this folder?"),
+        "asked once: {screen}"
+    );
+    second.send(b"\x04");
+    assert!(second.wait_exit());
+}
