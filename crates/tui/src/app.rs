@@ -56,6 +56,7 @@ pub async fn run_main(cli: TuiCli, server: ServerOptions) -> i32 {
     let version = server.version.clone();
     let settings = crate::settings::load(&server.env);
     let trust = crate::trust::question(&server.env, &cwd);
+    let history_path = crate::history::path(&server.env);
     let (server_tx, server_rx) = mpsc::unbounded_channel();
     let (client, handle) = match AppClient::start_in_process(server, server_tx) {
         Ok(started) => started,
@@ -71,11 +72,15 @@ pub async fn run_main(cli: TuiCli, server: ServerOptions) -> i32 {
     }
     terminal::install_panic_hook();
     let mut state = AppState::new();
+    let mut history_file = None;
     match settings {
         Ok(settings) => {
             state.alt_screen = cli.alt_screen || settings.alternate_screen;
             state.share_shell_output = settings.share_shell_output;
             state.hide_reasoning = settings.hide_agent_reasoning;
+            if !settings.no_history {
+                history_file = history_path;
+            }
         }
         Err(message) => {
             state.alt_screen = cli.alt_screen;
@@ -84,7 +89,14 @@ pub async fn run_main(cli: TuiCli, server: ServerOptions) -> i32 {
             });
         }
     }
-    let result = event_loop(state, trust, &client, server_rx, &cli, &cwd, &version).await;
+    if let Some(path) = &history_file {
+        state.composer.seed_history(crate::history::load(path));
+    }
+    let startup = Startup {
+        trust,
+        history_file,
+    };
+    let result = event_loop(state, startup, &client, server_rx, &cli, &cwd, &version).await;
     terminal::restore();
     let _ = tokio::time::timeout(SHUTDOWN_WAIT, handle.shutdown_all()).await;
     let mut stdout = std::io::stdout();
@@ -109,15 +121,26 @@ pub async fn run_main(cli: TuiCli, server: ServerOptions) -> i32 {
     }
 }
 
+/// What the loop starts with besides the state: the trust question to ask first, and
+/// where sent messages are saved.
+struct Startup {
+    trust: Option<crate::trust::TrustQuestion>,
+    history_file: Option<std::path::PathBuf>,
+}
+
 async fn event_loop(
     mut state: AppState,
-    trust: Option<crate::trust::TrustQuestion>,
+    startup: Startup,
     client: &AppClient,
     mut server_rx: mpsc::UnboundedReceiver<ServerEvent>,
     cli: &TuiCli,
     cwd: &std::path::Path,
     version: &str,
 ) -> std::io::Result<AppState> {
+    let Startup {
+        trust,
+        history_file,
+    } = startup;
     let mut tui = Tui::new(3)?;
     let (app_tx, mut app_rx) = mpsc::unbounded_channel::<AppEvent>();
     let ctx = Ctx {
@@ -197,6 +220,20 @@ async fn event_loop(
                     state.history.push(crate::state::Cell::Warning { message });
                 }
                 spawn_start(&ctx, cli, version.to_owned());
+            }
+        }
+        if let Some(path) = &history_file {
+            for action in &actions {
+                if let Action::StartTurn {
+                    thread_id, text, ..
+                } = action
+                    && let Err(e) = crate::history::append(path, thread_id, unix_now(), text)
+                {
+                    state.history.push(crate::state::Cell::Warning {
+                        message: format!("could not save the message in {}: {e}", path.display()),
+                    });
+                    dirty = true;
+                }
             }
         }
         perform(&ctx, actions);

@@ -23,6 +23,7 @@ pub mod app;
 pub mod app_client;
 pub mod cli;
 pub mod git;
+pub mod history;
 pub mod render;
 pub mod settings;
 pub mod state;

@@ -6,6 +6,9 @@
 //! ```toml
 //! hide_agent_reasoning = true  # top level, as in Codex: no reasoning summaries
 //!
+//! [history]
+//! persistence = "none"       # do not save sent messages in history.jsonl
+//!
 //! [tui]
 //! alternate_screen = true    # full-screen view, as `--alt-screen`
 //! share_shell_output = true  # every !cmd reaches the model, as !!cmd does
@@ -19,6 +22,8 @@ pub struct TuiSettings {
     pub alternate_screen: bool,
     pub share_shell_output: bool,
     pub hide_agent_reasoning: bool,
+    /// `[history] persistence = "none"`: sent messages are not saved in history.jsonl.
+    pub no_history: bool,
 }
 
 /// Where the user's config.toml is, from the environment the server was given.
@@ -58,9 +63,15 @@ fn parse(text: &str) -> Result<TuiSettings, String> {
             ));
         }
     };
+    let no_history = value
+        .get("history")
+        .and_then(|h| h.get("persistence"))
+        .and_then(toml::Value::as_str)
+        == Some("none");
     let Some(tui) = value.get("tui") else {
         return Ok(TuiSettings {
             hide_agent_reasoning,
+            no_history,
             ..TuiSettings::default()
         });
     };
@@ -78,6 +89,7 @@ fn parse(text: &str) -> Result<TuiSettings, String> {
         alternate_screen: flag("alternate_screen")?,
         share_shell_output: flag("share_shell_output")?,
         hide_agent_reasoning,
+        no_history,
     })
 }
 
@@ -95,7 +107,12 @@ mod tests {
                 alternate_screen: true,
                 share_shell_output: true,
                 hide_agent_reasoning: false,
+                no_history: false,
             })
+        );
+        assert_eq!(
+            parse("[history]\npersistence = \"none\"\n").map(|s| s.no_history),
+            Ok(true)
         );
         assert_eq!(
             parse("hide_agent_reasoning = true\n").map(|s| s.hide_agent_reasoning),

@@ -260,6 +260,13 @@ impl Composer {
         self.image_count = 0;
     }
 
+    /// Earlier sessions' messages, oldest first, before this session's.
+    pub fn seed_history(&mut self, entries: Vec<String>) {
+        let mut history = entries;
+        history.append(&mut self.history);
+        self.history = history;
+    }
+
     /// Replaces the text from byte `start` to the cursor with `with` (a completion).
     pub fn replace_before_cursor(&mut self, start: usize, with: &str) {
         let start = start.min(self.cursor);

@@ -880,3 +880,25 @@ fn a_project_config_is_trusted_once_and_then_loaded() {
     second.send(b"\x04");
     assert!(second.wait_exit());
 }
+
+#[test]
+fn sent_messages_are_recalled_in_the_next_session() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockModelServer::start(vec![sse_turn(vec![
+        ev_assistant_message("m1", "Noted."),
+    ])]));
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let work = tempfile::tempdir().unwrap();
+    recorded_session(&home, work.path(), "remember this line", "Noted.");
+    let saved = std::fs::read_to_string(home.path().join("history.jsonl")).unwrap();
+    assert!(saved.contains("\"text\":\"remember this line\""), "{saved}");
+    let mut next = PtySession::spawn(&home, work.path(), &[], 30, 100);
+    next.wait_text("Ask Osprey to do anything");
+    next.send(b"\x1b[A");
+    next.wait_for("the earlier session's message recalled", |s| {
+        s.lines().any(|l| l.trim_end() == "› remember this line")
+    });
+    next.send(b"\x03");
+    next.send(b"\x04");
+    assert!(next.wait_exit());
+}
