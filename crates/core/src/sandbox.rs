@@ -15,8 +15,8 @@ use osprey_config::{
 use osprey_process::ExecRequest;
 use osprey_protocol::SandboxPolicy;
 use osprey_sandboxing::{
-    DenialContext, FsAccess, LinuxBackend, PermissionPath, PermissionProfile, PermissionRule,
-    SandboxSettings,
+    DenialContext, FileSystemPolicy, FsAccess, LinuxBackend, PermissionPath, PermissionProfile,
+    PermissionRule, SandboxSettings,
 };
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -103,6 +103,19 @@ impl Sandbox for PlatformSandbox {
         self.settings
             .confine(request, policy, cwd, helper)
             .map_err(|e| e.to_string())
+    }
+
+    fn filesystem(
+        &self,
+        policy: &SandboxPolicy,
+        cwd: &Path,
+        env: &HashMap<String, String>,
+    ) -> Result<FileSystemPolicy, String> {
+        match self.settings.confinement(policy, cwd, env) {
+            Ok(Some(confinement)) => Ok(confinement.filesystem),
+            Ok(None) => Ok(FileSystemPolicy::full_access()),
+            Err(e) => Err(e.to_string()),
+        }
     }
 
     fn denial(

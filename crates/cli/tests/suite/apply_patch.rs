@@ -257,6 +257,84 @@ async fn patch_outside_the_workspace_is_refused_under_never() {
     server.verify();
 }
 
+/// Runs `osprey exec` under `never` with permission profile `work`, whose filesystem table
+/// is `filesystem` (TOML lines). The coarse policy leaves out /tmp and $TMPDIR (where the
+/// temporary "outside" directories are), so only the profile can make them writable.
+async fn run_with_profile(
+    server: &MockModelServer,
+    repo: &tempfile::TempDir,
+    filesystem: &str,
+) -> std::process::Output {
+    let home = TempHome::for_server(server, WireApi::Responses);
+    home.write_config(&format!(
+        "sandbox_mode = \"workspace-write\"\napproval_policy = \"never\"\n\
+         sandbox_workspace_write.exclude_slash_tmp = true\n\
+         sandbox_workspace_write.exclude_tmpdir_env_var = true\n\
+         default_permissions = \"work\"\n[permissions.work.filesystem]\n{filesystem}\n"
+    ));
+    let out = osprey_async(&home, repo.path(), &["exec", "--json", "edit"], "").await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    out
+}
+
+/// Regression: whether a patch needed approval was judged by the coarse policy's writable
+/// roots while the sandbox enforced the permission profile, so a directory the profile
+/// makes writable was "outside" and the patch was refused under `never`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_patch_where_the_permission_profile_allows_writing_applies_without_asking() {
+    let repo = temp_git_repo();
+    let outside = tempfile::tempdir().unwrap();
+    let outside_dir = std::fs::canonicalize(outside.path()).unwrap();
+    let target = outside_dir.join("notes.txt");
+    let patch = format!(
+        "*** Begin Patch\n*** Add File: {}\n+granted\n*** End Patch",
+        target.display()
+    );
+    let server = MockModelServer::start(vec![patch_call("call_1", &patch), answer()]).await;
+    let filesystem = format!(
+        "\":root\" = \"read\"\n\":workspace_roots\" = \"write\"\n{:?} = \"write\"",
+        outside_dir.display().to_string()
+    );
+    let out = run_with_profile(&server, &repo, &filesystem).await;
+    let output = server.requests()[1].output_for("call_1").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&target).ok().as_deref(),
+        Some("granted\n"),
+        "{output}"
+    );
+    assert_eq!(file_changes(&jsonl(&out))[0]["status"], "completed");
+    server.verify();
+}
+
+/// The other way round: a directory inside the workspace that the profile makes read-only
+/// is not a place a patch may write without asking (it was, by the coarse policy, and the
+/// sandboxed write then failed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_patch_into_a_directory_the_permission_profile_makes_read_only_is_refused() {
+    let repo = temp_git_repo();
+    std::fs::create_dir(repo.path().join("docs")).unwrap();
+    let patch = "*** Begin Patch\n*** Add File: docs/new.md\n+no\n*** End Patch";
+    let server = MockModelServer::start(vec![patch_call("call_1", patch), answer()]).await;
+    let out = run_with_profile(
+        &server,
+        &repo,
+        "\":root\" = \"read\"\n\":workspace_roots\" = { \".\" = \"write\", \"docs\" = \"read\" }",
+    )
+    .await;
+    let output = server.requests()[1].output_for("call_1").unwrap();
+    assert!(!repo.path().join("docs/new.md").exists(), "{output}");
+    assert_eq!(
+        file_changes(&jsonl(&out))[0]["status"],
+        "declined",
+        "{output}"
+    );
+    assert!(
+        output.contains("outside the sandbox's writable roots"),
+        "{output}"
+    );
+    server.verify();
+}
+
 /// How the patch reaches the virtual `apply_patch` command.
 #[derive(Debug, Clone, Copy)]
 enum Form {

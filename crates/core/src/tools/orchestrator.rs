@@ -23,6 +23,7 @@ use crate::approvals::ApprovalBroker;
 use crate::turn_context::TurnContext;
 use osprey_process::{ExecRequest, TimeoutControl};
 use osprey_protocol::{ApprovalRequest, AskForApproval, ReviewDecision, SandboxPolicy};
+use osprey_sandboxing::FileSystemPolicy;
 use std::collections::HashMap;
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -70,6 +71,19 @@ pub trait Sandbox: Send + Sync {
         policy: &SandboxPolicy,
         cwd: &Path,
     ) -> Result<ExecRequest, String>;
+    /// What a command under `policy` in `cwd` (canonical) with environment `env` may read
+    /// and write: the view the sandbox enforces, so that what a patch may write without
+    /// asking is judged by the same rules. With a permission profile configured, the
+    /// profile's; by default the coarse policy's.
+    fn filesystem(
+        &self,
+        policy: &SandboxPolicy,
+        cwd: &Path,
+        env: &HashMap<String, String>,
+    ) -> Result<FileSystemPolicy, String> {
+        let tmpdir = env.get("TMPDIR").map(Path::new);
+        Ok(FileSystemPolicy::from_sandbox_policy(policy, cwd, tmpdir))
+    }
     /// A plain-words note when a failed attempt looks like the sandbox's doing; `cwd` is
     /// the command's working directory (relative paths in its messages start there).
     fn denial(

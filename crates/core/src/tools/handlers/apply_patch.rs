@@ -2,8 +2,9 @@
 //! sandbox like any command.
 //!
 //! The patch is parsed and verified in-process first (nothing is written), which yields every
-//! absolute path it touches, move targets included. A patch that writes only inside the
-//! sandbox's writable roots is applied without asking (except under `untrusted`); anything
+//! absolute path it touches, move targets included. A patch that writes only where the sandbox
+//! lets commands write (the `write` paths of the permission profile when one is configured,
+//! else the policy's writable roots) is applied without asking (except under `untrusted`); anything
 //! else asks through the orchestrator's approval engine, where "approved for this session"
 //! covers later patches that touch only already-approved paths. When the sandbox is active, an auto-approved patch is applied by
 //! the `apply_patch` virtual command running inside the sandbox; an approved one, or one under
@@ -27,7 +28,7 @@ use osprey_process::{ExecExpiration, OutputCaps, run_to_completion_with_stdin};
 use osprey_protocol::{
     AskForApproval, EventMsg, FileChangeKind, FileChangeSummary, ItemStatus, ThreadItem,
 };
-use osprey_sandboxing::{FileSystemPolicy, FsAccess, WRITABLE_DEVICES};
+use osprey_sandboxing::{FsAccess, WRITABLE_DEVICES};
 use osprey_tools::{ApplyPatchArgs, ToolSpec};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -154,11 +155,29 @@ async fn run_patch(
     // Approval, keyed by absolute path.
     let turn = &inv.turn;
     let touched: Vec<PathBuf> = verified.touched_paths().to_vec();
-    // The same filesystem policy the sandbox enforces decides what needs asking.
+    // The same filesystem policy the sandbox enforces decides what needs asking: the
+    // permission profile's when one is configured, not just the coarse policy's roots.
     let cwd_real = turn.cwd.canonicalize().unwrap_or_else(|_| turn.cwd.clone());
-    let tmpdir = commands.env.get("TMPDIR").map(PathBuf::from);
-    let fs_policy =
-        FileSystemPolicy::from_sandbox_policy(&turn.sandbox_policy, &cwd_real, tmpdir.as_deref());
+    let fs_policy = match commands.orchestrator.sandbox.filesystem(
+        &turn.sandbox_policy,
+        &cwd_real,
+        &commands.env,
+    ) {
+        Ok(policy) => policy,
+        Err(message) => {
+            let message = format!(
+                "apply_patch was not applied: the sandbox's filesystem policy could not be worked out ({message})"
+            );
+            emit_file_change(
+                inv,
+                &item_id,
+                changes,
+                ItemStatus::Failed,
+                Some(message.clone()),
+            );
+            return Err(ToolError::RespondToModel(message));
+        }
+    };
     let outside: Vec<&PathBuf> = touched
         .iter()
         .filter(|p| fs_policy.access(p) != FsAccess::Write)
@@ -263,12 +282,11 @@ async fn apply_in_sandbox(
         .cwd
         .canonicalize()
         .unwrap_or_else(|_| inv.turn.cwd.clone());
-    let tmpdir = env.get("TMPDIR").map(PathBuf::from);
-    let fs_policy = FileSystemPolicy::from_sandbox_policy(
-        &inv.turn.sandbox_policy,
-        &turn_cwd,
-        tmpdir.as_deref(),
-    );
+    let fs_policy =
+        commands
+            .orchestrator
+            .sandbox
+            .filesystem(&inv.turn.sandbox_policy, &turn_cwd, &env)?;
     let roots: Vec<&Path> = fs_policy
         .writable_paths()
         .filter(|p| !WRITABLE_DEVICES.iter().any(|d| Path::new(d) == *p))
