@@ -64,6 +64,9 @@ type Pending = HashMap<RequestId, oneshot::Sender<Result<Value, ClientError>>>;
 struct Shared {
     pending: Mutex<Pending>,
     processes: Mutex<HashMap<String, mpsc::UnboundedSender<ProcessEvent>>>,
+    /// Set (with the reason) once the connection is gone; checked under the locks above,
+    /// so nothing registered afterwards waits for an answer that cannot come.
+    lost: Mutex<Option<Option<String>>>,
 }
 
 impl Shared {
@@ -127,7 +130,12 @@ impl Shared {
         }
     }
 
+    fn lost(&self) -> Option<Option<String>> {
+        self.lost.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
     fn connection_lost(&self, detail: Option<String>) {
+        *self.lost.lock().unwrap_or_else(|p| p.into_inner()) = Some(detail.clone());
         for (_, waiter) in self.pending().drain() {
             let _ = waiter.send(Err(ClientError::Closed {
                 detail: detail.clone(),
@@ -160,11 +168,27 @@ impl Drop for ExecServerClient {
         let Some(mut child) = self.child.take() else {
             return;
         };
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                let _ = tokio::time::timeout(CHILD_EXIT_GRACE, child.wait()).await;
-                drop(child);
-            });
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    if tokio::time::timeout(CHILD_EXIT_GRACE, child.wait())
+                        .await
+                        .is_err()
+                    {
+                        // Still there: ask it to stop cleanly (it kills its processes on
+                        // SIGTERM) before the drop's SIGKILL.
+                        let _ = child.signal(libc_sigterm());
+                        let _ = tokio::time::timeout(CHILD_EXIT_GRACE, child.wait()).await;
+                    }
+                    drop(child);
+                });
+            }
+            Err(_) => {
+                // No runtime to wait on: SIGTERM lets the server clean up; the handle is
+                // left to the OS instead of SIGKILLing the server at once.
+                let _ = child.signal(libc_sigterm());
+                std::mem::forget(child);
+            }
         }
     }
 }
@@ -357,7 +381,12 @@ impl ExecServerClient {
     /// that none is missed.
     pub fn watch_process(&self, process_id: &str) -> mpsc::UnboundedReceiver<ProcessEvent> {
         let (tx, rx) = mpsc::unbounded_channel();
-        self.shared.processes().insert(process_id.to_owned(), tx);
+        let mut processes = self.shared.processes();
+        if self.shared.lost().is_some() {
+            let _ = tx.send(ProcessEvent::Lost);
+        } else {
+            processes.insert(process_id.to_owned(), tx);
+        }
         rx
     }
 
@@ -394,7 +423,13 @@ impl ExecServerClient {
             reason: e.to_string(),
         })?;
         let (tx, rx) = oneshot::channel();
-        self.shared.pending().insert(id.clone(), tx);
+        {
+            let mut pending = self.shared.pending();
+            if let Some(detail) = self.shared.lost() {
+                return Err(ClientError::Closed { detail });
+            }
+            pending.insert(id.clone(), tx);
+        }
         let message = json!({"id": id, "method": name, "params": params}).to_string();
         if self.outgoing.send(message).is_err() {
             self.shared.pending().remove(&id);
@@ -413,6 +448,11 @@ impl ExecServerClient {
             }
         }
     }
+}
+
+/// SIGTERM's number (15 on every Unix Osprey runs on).
+const fn libc_sigterm() -> i32 {
+    15
 }
 
 async fn log_stderr(program: String, stderr: impl tokio::io::AsyncRead + Unpin) {

@@ -356,9 +356,14 @@ fn check_id(id: &str) -> Result<(), String> {
 
 fn check_url(id: &str, url: &str) -> Result<String, String> {
     let url = url.trim();
-    if !(url.starts_with("ws://") || url.starts_with("wss://")) {
+    if url.starts_with("wss://") {
         return Err(format!(
-            "environment `{id}`: url `{url}` must start with ws:// or wss://"
+            "environment `{id}`: url `{url}`: wss:// (TLS) is not supported yet; use ws:// through an SSH tunnel, or a `program` such as ssh"
+        ));
+    }
+    if !url.starts_with("ws://") {
+        return Err(format!(
+            "environment `{id}`: url `{url}` must start with ws://"
         ));
     }
     url::Url::parse(url)

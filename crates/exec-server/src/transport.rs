@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use futures::{SinkExt, StreamExt};
 use sha2::{Digest, Sha256};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
@@ -57,13 +57,16 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (in_tx, in_rx) = mpsc::channel::<String>(64);
-    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<String>();
+    let (out_tx, mut out_rx) = mpsc::channel::<String>(crate::server::OUTGOING_QUEUE);
     let reading = tokio::spawn(async move {
         let mut reader = BufReader::new(reader);
         let mut line = Vec::new();
         loop {
             line.clear();
-            match reader.read_until(b'\n', &mut line).await {
+            // At most one byte over the limit is read, so a line without an end cannot
+            // grow the buffer without bound.
+            let mut limited = (&mut reader).take(MAX_MESSAGE_BYTES as u64 + 1);
+            match limited.read_until(b'\n', &mut line).await {
                 Ok(0) => break,
                 Ok(_) if line.len() > MAX_MESSAGE_BYTES => {
                     tracing::warn!(
@@ -178,6 +181,16 @@ pub async fn serve_websocket(
         tokio::spawn(async move {
             #[allow(clippy::result_large_err)]
             let check = |request: &Request, response: Response| {
+                // Browsers always send Origin and agents never do: a web page must not
+                // reach a loopback server that runs commands.
+                if request.headers().contains_key(http::header::ORIGIN) {
+                    tracing::warn!(
+                        "refused a WebSocket connection from {peer}: it came from a web page (Origin header)"
+                    );
+                    let mut refusal = ErrorResponse::new(Some("forbidden".to_owned()));
+                    *refusal.status_mut() = http::StatusCode::FORBIDDEN;
+                    return Err(refusal);
+                }
                 if authorised(request, token_digest.as_ref()) {
                     Ok(response)
                 } else {
@@ -203,7 +216,7 @@ where
 {
     let (mut sink, mut stream) = socket.split();
     let (in_tx, in_rx) = mpsc::channel::<String>(64);
-    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<String>();
+    let (out_tx, mut out_rx) = mpsc::channel::<String>(crate::server::OUTGOING_QUEUE);
     let reading = tokio::spawn(async move {
         while let Some(message) = stream.next().await {
             let text = match message {

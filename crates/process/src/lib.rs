@@ -105,4 +105,7 @@ pub use run::{
     DRAIN_AFTER_EXIT, DRAIN_AFTER_KILL, ExecOutcome, run_to_completion,
     run_to_completion_with_stdin,
 };
-pub use streaming::{OutputStream, StreamEvent, StreamingOptions, StreamingProcess, WriteOutcome};
+pub use streaming::{
+    OutputStream, StreamEvent, StreamingOptions, StreamingProcess,
+    WRITE_TIMEOUT as STREAM_WRITE_TIMEOUT, WriteOutcome,
+};

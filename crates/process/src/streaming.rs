@@ -3,9 +3,10 @@
 //!
 //! The exec server forwards every chunk to its client as it arrives, so unlike
 //! [`InteractiveProcess`](crate::InteractiveProcess) nothing is buffered here: the reader
-//! tasks send into a channel the caller drains. The channel is unbounded because the caller
-//! keeps its own bounded record of what it sent on; a slow consumer costs memory in the
-//! caller's terms, never a stalled child.
+//! tasks send into a bounded channel the caller drains. A consumer that falls behind makes
+//! the readers wait, the pipe fill and the child block on its next write — backpressure
+//! instead of memory. `Exited` comes once the streams are drained (or the drain deadline
+//! passed), so everything the process printed precedes it.
 
 use std::sync::Arc;
 
@@ -20,6 +21,10 @@ use crate::request::{self, ExecRequest, SpawnError, Stdin};
 use crate::sys;
 
 const READ_CHUNK: usize = 16 * 1024;
+/// Chunks in flight between the readers and the consumer (at most 1 MiB).
+const CHANNEL_CHUNKS: usize = 64;
+/// How long a write to the child's input may block (a child that does not read).
+pub const WRITE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Which of the child's streams a chunk came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,8 +37,9 @@ pub enum OutputStream {
     Pty,
 }
 
-/// What a [`StreamingProcess`] reports, in order: chunks, then `Exited`, then `Closed`
-/// once every stream has reached its end (or the drain deadline passed).
+/// What a [`StreamingProcess`] reports, in order: chunks, then `Exited` once the process
+/// has exited and every stream has reached its end (or the drain deadline passed), then
+/// `Closed`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StreamEvent {
     /// Bytes the child wrote.
@@ -43,7 +49,7 @@ pub enum StreamEvent {
         /// The bytes, at most 16 KiB.
         bytes: Vec<u8>,
     },
-    /// The child exited; output may still follow until `Closed`.
+    /// The child exited and its output was drained.
     Exited(ProcessExit),
     /// Every stream is closed: nothing more will be reported.
     Closed,
@@ -75,6 +81,8 @@ pub enum WriteOutcome {
     Accepted,
     /// The process was started without a stdin pipe, or its input is closed.
     StdinClosed,
+    /// The child did not take the bytes within [`WRITE_TIMEOUT`].
+    TimedOut,
 }
 
 /// A running child reporting its output through a channel. Dropping it kills the
@@ -99,11 +107,11 @@ impl StreamingProcess {
     pub fn spawn(
         req: ExecRequest,
         options: StreamingOptions,
-    ) -> Result<(Self, mpsc::UnboundedReceiver<StreamEvent>), SpawnError> {
+    ) -> Result<(Self, mpsc::Receiver<StreamEvent>), SpawnError> {
         tokio::runtime::Handle::try_current().map_err(|_| SpawnError::NoRuntime {
             program: req.program.clone(),
         })?;
-        let (events, receiver) = mpsc::unbounded_channel();
+        let (events, receiver) = mpsc::channel(CHANNEL_CHUNKS);
         let mut readers: Vec<JoinHandle<()>> = Vec::with_capacity(2);
         let (mut child, input) = if options.tty {
             let (child, master) = pty::spawn_on_pty(&req, options.size)?;
@@ -151,7 +159,6 @@ impl StreamingProcess {
                     }
                 }
             };
-            let _ = events.send(StreamEvent::Exited(exit));
             // A grandchild that left the group may keep a pipe open: stop waiting for
             // end-of-file after the drain deadline, as one-shot commands do.
             let drain = async {
@@ -165,7 +172,8 @@ impl StreamingProcess {
             {
                 tracing::debug!("streams still open after exit; closing them");
             }
-            let _ = events.send(StreamEvent::Closed);
+            let _ = events.send(StreamEvent::Exited(exit)).await;
+            let _ = events.send(StreamEvent::Closed).await;
         });
         Ok((
             Self {
@@ -182,8 +190,16 @@ impl StreamingProcess {
         self.pid
     }
 
-    /// Writes `bytes` to the child's stdin (or terminal).
+    /// Writes `bytes` to the child's stdin (or terminal), giving up after
+    /// [`WRITE_TIMEOUT`] when the child does not read.
     pub async fn write(&self, bytes: &[u8]) -> WriteOutcome {
+        match tokio::time::timeout(WRITE_TIMEOUT, self.write_now(bytes)).await {
+            Ok(outcome) => outcome,
+            Err(_) => WriteOutcome::TimedOut,
+        }
+    }
+
+    async fn write_now(&self, bytes: &[u8]) -> WriteOutcome {
         match &self.input {
             Input::None => WriteOutcome::StdinClosed,
             Input::Pty(master) => match master.write_all(bytes).await {
@@ -215,6 +231,11 @@ impl StreamingProcess {
         self.signal(libc::SIGINT);
     }
 
+    /// Asks the process group to stop (`SIGTERM`).
+    pub fn terminate(&self) {
+        self.signal(libc::SIGTERM);
+    }
+
     /// Kills the whole process group (`SIGKILL`).
     pub fn kill(&self) {
         self.signal(libc::SIGKILL);
@@ -239,7 +260,7 @@ impl Drop for StreamingProcess {
 }
 
 async fn read_pipe(
-    events: mpsc::UnboundedSender<StreamEvent>,
+    events: mpsc::Sender<StreamEvent>,
     stream: OutputStream,
     mut reader: impl AsyncRead + Unpin,
 ) {
@@ -252,7 +273,7 @@ async fn read_pipe(
                     stream,
                     bytes: buf[..n].to_vec(),
                 };
-                if events.send(chunk).is_err() {
+                if events.send(chunk).await.is_err() {
                     break;
                 }
             }
@@ -260,7 +281,7 @@ async fn read_pipe(
     }
 }
 
-async fn read_pty(events: mpsc::UnboundedSender<StreamEvent>, master: Arc<PtyMaster>) {
+async fn read_pty(events: mpsc::Sender<StreamEvent>, master: Arc<PtyMaster>) {
     let mut buf = vec![0u8; READ_CHUNK];
     loop {
         match master.read(&mut buf).await {
@@ -270,7 +291,7 @@ async fn read_pty(events: mpsc::UnboundedSender<StreamEvent>, master: Arc<PtyMas
                     stream: OutputStream::Pty,
                     bytes: buf[..n].to_vec(),
                 };
-                if events.send(chunk).is_err() {
+                if events.send(chunk).await.is_err() {
                     break;
                 }
             }
@@ -288,7 +309,7 @@ mod tests {
             .env("PATH", "/usr/bin:/bin")
     }
 
-    async fn drain(mut rx: mpsc::UnboundedReceiver<StreamEvent>) -> Vec<StreamEvent> {
+    async fn drain(mut rx: mpsc::Receiver<StreamEvent>) -> Vec<StreamEvent> {
         let mut all = Vec::new();
         while let Some(event) = rx.recv().await {
             let closed = event == StreamEvent::Closed;

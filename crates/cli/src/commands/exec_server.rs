@@ -52,7 +52,8 @@ pub async fn run(cli: ExecServerCli, version: &str) -> i32 {
         PolicyArg::WorkspaceWrite => SandboxPolicy::WorkspaceWrite {
             writable_roots: Vec::new(),
             network_access: cli.network,
-            exclude_tmpdir_env_var: false,
+            // A client chooses a process's TMPDIR: it must not choose what is writable.
+            exclude_tmpdir_env_var: true,
             exclude_slash_tmp: false,
         },
     };
@@ -67,7 +68,10 @@ pub async fn run(cli: ExecServerCli, version: &str) -> i32 {
         sandbox,
         backend: cli.backend.into(),
     };
-    osprey_exec_server::run_main(options).await
+    let code = osprey_exec_server::run_main(options).await;
+    // Every process group is killed by now. Exit at once: Tokio's stdin reader sits in a
+    // blocking read the runtime would otherwise wait for at shutdown.
+    std::process::exit(code)
 }
 
 fn exit_on_stdin_close_from_env() -> bool {

@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use super::RpcError;
 use crate::protocol::EnvPolicy;
 
 /// Variables kept by `inherit: "core"`.
@@ -20,9 +21,18 @@ pub(crate) fn child_environment(
     base: &HashMap<String, String>,
     policy: Option<&EnvPolicy>,
     env: &BTreeMap<String, String>,
-) -> HashMap<String, String> {
+) -> Result<HashMap<String, String>, RpcError> {
     let mut out = HashMap::new();
     if let Some(policy) = policy {
+        if let Some(other) = policy
+            .inherit
+            .as_deref()
+            .filter(|i| !matches!(*i, "all" | "core" | "none"))
+        {
+            return Err(RpcError::invalid_params(format!(
+                "envPolicy.inherit `{other}` is not one of all, core, none"
+            )));
+        }
         let inherited = base
             .iter()
             .filter(|(name, _)| match policy.inherit.as_deref() {
@@ -43,7 +53,7 @@ pub(crate) fn child_environment(
         out.extend(policy.set.iter().map(|(k, v)| (k.clone(), v.clone())));
     }
     out.extend(env.iter().map(|(k, v)| (k.clone(), v.clone())));
-    out
+    Ok(out)
 }
 
 /// A glob with `*` for any run of characters, matched without regard to case.
@@ -88,7 +98,7 @@ mod tests {
     #[test]
     fn without_a_policy_only_the_request_env_is_given() {
         let env = BTreeMap::from([("A".to_owned(), "1".to_owned())]);
-        let got = child_environment(&base(), None, &env);
+        let got = child_environment(&base(), None, &env).unwrap();
         assert_eq!(got.len(), 1);
         assert_eq!(got["A"], "1");
     }
@@ -100,7 +110,7 @@ mod tests {
             exclude: vec!["EDIT*".to_owned()],
             ..EnvPolicy::default()
         };
-        let got = child_environment(&base(), Some(&policy), &BTreeMap::new());
+        let got = child_environment(&base(), Some(&policy), &BTreeMap::new()).unwrap();
         assert!(got.contains_key("PATH") && got.contains_key("HOME"));
         assert!(!got.contains_key("OPENAI_API_KEY"), "{got:?}");
         assert!(!got.contains_key("EDITOR"), "{got:?}");
@@ -108,7 +118,7 @@ mod tests {
             ignore_default_excludes: true,
             ..policy
         };
-        let got = child_environment(&base(), Some(&keep), &BTreeMap::new());
+        let got = child_environment(&base(), Some(&keep), &BTreeMap::new()).unwrap();
         assert!(got.contains_key("OPENAI_API_KEY"));
     }
 
@@ -120,10 +130,20 @@ mod tests {
             set: BTreeMap::from([("X".to_owned(), "y".to_owned())]),
             ..EnvPolicy::default()
         };
-        let got = child_environment(&base(), Some(&policy), &BTreeMap::new());
+        let got = child_environment(&base(), Some(&policy), &BTreeMap::new()).unwrap();
         let mut names: Vec<_> = got.keys().cloned().collect();
         names.sort();
         assert_eq!(names, ["PATH", "X"]);
+    }
+
+    #[test]
+    fn an_unknown_inherit_is_refused_not_taken_as_all() {
+        let policy = EnvPolicy {
+            inherit: Some("everything".to_owned()),
+            ..EnvPolicy::default()
+        };
+        let err = child_environment(&base(), Some(&policy), &BTreeMap::new()).unwrap_err();
+        assert!(err.message.contains("`everything`"), "{err:?}");
     }
 
     #[test]

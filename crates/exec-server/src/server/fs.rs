@@ -49,10 +49,30 @@ impl Roots {
 
     pub(crate) fn check_write(&self, path: &Path) -> Result<(), String> {
         let resolved = resolve(path);
-        if self.write.iter().any(|root| resolved.starts_with(root)) {
-            return Ok(());
+        let Some(root) = self.write.iter().find(|root| resolved.starts_with(root)) else {
+            return Err(outside(path, "write", &self.write));
+        };
+        // `.git` and `.osprey` inside a root stay read-only, as they do for processes: a
+        // written hook or project config would run or load outside any sandbox later.
+        let inside = resolved.strip_prefix(root).unwrap_or(Path::new(""));
+        if let Some(name) = inside.components().find_map(|c| match c {
+            Component::Normal(name) => osprey_sandboxing::PROTECTED_NAMES
+                .iter()
+                .find(|p| name == std::ffi::OsStr::new(p)),
+            _ => None,
+        }) {
+            return Err(format!(
+                "{} is inside a {name} folder, which this exec server keeps read-only",
+                path.display()
+            ));
         }
-        Err(outside(path, "write", &self.write))
+        Ok(())
+    }
+
+    /// Whether `path` is one of the roots itself (which may not be removed).
+    pub(crate) fn is_root(&self, path: &Path) -> bool {
+        let resolved = resolve(path);
+        self.write.contains(&resolved)
     }
 }
 
@@ -115,8 +135,30 @@ pub(crate) fn writable(roots: &Roots, uri_text: &str) -> Result<PathBuf, RpcErro
     Ok(path)
 }
 
+/// The largest file `fs/readFile` returns (it travels base64 in one message).
+pub const MAX_READ_BYTES: u64 = 48 * 1024 * 1024;
+
 pub(crate) fn read_file(path: &Path) -> Result<ReadFileResponse, RpcError> {
-    let data = std::fs::read(path).map_err(fs_error)?;
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(fs_error)?;
+    let meta = file.metadata().map_err(fs_error)?;
+    if !meta.is_file() {
+        return Err(RpcError::fs(format!(
+            "{} is not a regular file; read devices and pipes with a process",
+            path.display()
+        )));
+    }
+    if meta.len() > MAX_READ_BYTES {
+        return Err(RpcError::fs(format!(
+            "{} is {} bytes, over the {MAX_READ_BYTES}-byte limit of fs/readFile; read it in parts with a process",
+            path.display(),
+            meta.len()
+        )));
+    }
+    let mut data = Vec::new();
+    file.take(MAX_READ_BYTES)
+        .read_to_end(&mut data)
+        .map_err(fs_error)?;
     Ok(ReadFileResponse {
         data_base64: BASE64.encode(data),
     })
@@ -128,6 +170,13 @@ pub(crate) fn write_file(path: &Path, data_base64: &str) -> Result<(), RpcError>
     let data = BASE64
         .decode(data_base64)
         .map_err(|e| RpcError::invalid_params(format!("dataBase64 is not base64: {e}")))?;
+    write_bytes(path, &data, None)
+}
+
+/// Writes `data` to a temporary file beside `path` and renames it over `path`. A rename
+/// replaces a symlink at `path` instead of following it, so the bytes land where the roots
+/// check looked. `mode_from` gives the new file's permissions (else an existing file's).
+fn write_bytes(path: &Path, data: &[u8], mode_from: Option<&Path>) -> Result<(), RpcError> {
     let dir = path
         .parent()
         .ok_or_else(|| RpcError::fs(format!("{} has no parent directory", path.display())))?;
@@ -137,8 +186,8 @@ pub(crate) fn write_file(path: &Path, data_base64: &str) -> Result<(), RpcError>
         name.unwrap_or_default(),
         uuid::Uuid::now_v7().simple()
     ));
-    let written = std::fs::write(&temp, &data).and_then(|()| {
-        if let Ok(meta) = std::fs::metadata(path) {
+    let written = std::fs::write(&temp, data).and_then(|()| {
+        if let Ok(meta) = std::fs::metadata(mode_from.unwrap_or(path)) {
             std::fs::set_permissions(&temp, meta.permissions())?;
         }
         std::fs::rename(&temp, path)
@@ -193,9 +242,25 @@ pub(crate) fn canonicalize(path: &Path) -> Result<CanonicalizeResponse, RpcError
     })
 }
 
-/// Depth-first walk under `root` within the limits; entries in name order.
-pub(crate) fn walk(root: &Path, options: &WalkOptions) -> Result<WalkResponse, RpcError> {
+const MAX_WALK_DEPTH: usize = 64;
+const MAX_WALK_DIRECTORIES: usize = 20_000;
+const MAX_WALK_ENTRIES: usize = 200_000;
+
+/// Depth-first walk under `root` within the limits; entries in name order. With
+/// restricted reads, a followed symlink out of the roots is listed but not entered.
+pub(crate) fn walk(
+    roots: &Roots,
+    root: &Path,
+    options: &WalkOptions,
+) -> Result<WalkResponse, RpcError> {
     std::fs::metadata(root).map_err(fs_error)?;
+    // The server's own ceilings, whatever the client asks.
+    let options = &WalkOptions {
+        max_depth: options.max_depth.min(MAX_WALK_DEPTH),
+        max_directories: options.max_directories.min(MAX_WALK_DIRECTORIES),
+        max_entries: options.max_entries.min(MAX_WALK_ENTRIES),
+        ..options.clone()
+    };
     let mut out = WalkResponse {
         entries: Vec::new(),
         errors: Vec::new(),
@@ -236,7 +301,7 @@ pub(crate) fn walk(root: &Path, options: &WalkOptions) -> Result<WalkResponse, R
             let Some(kind) = walk_kind(&child, options, &mut seen) else {
                 continue;
             };
-            if kind == "directory" {
+            if kind == "directory" && roots.check_read(&child).is_ok() {
                 subdirs.push(child.clone());
             }
             out.entries.push(WalkEntry {
@@ -314,12 +379,19 @@ pub(crate) fn remove(path: &Path, params: &RemoveParams) -> Result<(), RpcError>
     .map_err(fs_error)
 }
 
-pub(crate) fn copy(source: &Path, destination: &Path, params: &CopyParams) -> Result<(), RpcError> {
-    let meta = std::fs::metadata(source).map_err(fs_error)?;
+/// `fs/copy`. Symlinks in the source are copied as symlinks, never followed (a link to
+/// `/etc/shadow` stays a link); every destination entry is written by rename or created
+/// fresh, so a symlink planted in the destination cannot redirect the copy; a folder is
+/// not copied into itself.
+pub(crate) fn copy(
+    roots: &Roots,
+    source: &Path,
+    destination: &Path,
+    params: &CopyParams,
+) -> Result<(), RpcError> {
+    let meta = std::fs::symlink_metadata(source).map_err(fs_error)?;
     if !meta.is_dir() {
-        return std::fs::copy(source, destination)
-            .map(|_| ())
-            .map_err(fs_error);
+        return copy_entry(source, destination, &meta);
     }
     if !params.recursive {
         return Err(RpcError::fs(format!(
@@ -327,18 +399,59 @@ pub(crate) fn copy(source: &Path, destination: &Path, params: &CopyParams) -> Re
             source.display()
         )));
     }
-    copy_tree(source, destination).map_err(fs_error)
+    if resolve(destination).starts_with(resolve(source)) {
+        return Err(RpcError::fs(format!(
+            "cannot copy {} into itself ({})",
+            source.display(),
+            destination.display()
+        )));
+    }
+    copy_tree(roots, source, destination)
 }
 
-fn copy_tree(source: &Path, destination: &Path) -> io::Result<()> {
-    std::fs::create_dir_all(destination)?;
-    for entry in std::fs::read_dir(source)? {
-        let entry = entry?;
+fn copy_entry(source: &Path, target: &Path, meta: &std::fs::Metadata) -> Result<(), RpcError> {
+    if meta.file_type().is_symlink() {
+        let link = std::fs::read_link(source).map_err(fs_error)?;
+        let _ = std::fs::remove_file(target);
+        return std::os::unix::fs::symlink(link, target).map_err(fs_error);
+    }
+    if !meta.is_file() {
+        return Err(RpcError::fs(format!(
+            "{} is not a regular file, folder or symlink; it was not copied",
+            source.display()
+        )));
+    }
+    if meta.len() > MAX_READ_BYTES * 4 {
+        return Err(RpcError::fs(format!(
+            "{} is {} bytes; copy files this large with a process",
+            source.display(),
+            meta.len()
+        )));
+    }
+    let data = std::fs::read(source).map_err(fs_error)?;
+    write_bytes(target, &data, Some(source))
+}
+
+fn copy_tree(roots: &Roots, source: &Path, destination: &Path) -> Result<(), RpcError> {
+    match std::fs::symlink_metadata(destination) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(_) => {
+            return Err(RpcError::fs(format!(
+                "{} exists and is not a folder",
+                destination.display()
+            )));
+        }
+        Err(_) => std::fs::create_dir(destination).map_err(fs_error)?,
+    }
+    for entry in std::fs::read_dir(source).map_err(fs_error)? {
+        let entry = entry.map_err(fs_error)?;
         let target = destination.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            copy_tree(&entry.path(), &target)?;
+        roots.check_write(&target).map_err(RpcError::fs)?;
+        let meta = std::fs::symlink_metadata(entry.path()).map_err(fs_error)?;
+        if meta.is_dir() {
+            copy_tree(roots, &entry.path(), &target)?;
         } else {
-            std::fs::copy(entry.path(), &target)?;
+            copy_entry(&entry.path(), &target, &meta)?;
         }
     }
     Ok(())
@@ -347,6 +460,13 @@ fn copy_tree(source: &Path, destination: &Path) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn open_roots() -> Roots {
+        Roots {
+            write: vec![PathBuf::from("/nonexistent-root")],
+            read: None,
+        }
+    }
 
     #[test]
     fn writes_outside_the_roots_are_refused_even_through_a_symlink() {
@@ -379,7 +499,7 @@ mod tests {
             follow_directory_symlinks: true,
             prune_hidden_directories: true,
         };
-        let got = walk(base, &options).unwrap();
+        let got = walk(&open_roots(), base, &options).unwrap();
         let names: Vec<String> = got
             .entries
             .iter()
@@ -391,7 +511,7 @@ mod tests {
             max_entries: 1,
             ..options
         };
-        assert!(walk(base, &tight).unwrap().truncated);
+        assert!(walk(&open_roots(), base, &tight).unwrap().truncated);
     }
 
     #[test]
@@ -406,7 +526,7 @@ mod tests {
             follow_directory_symlinks: true,
             prune_hidden_directories: false,
         };
-        let got = walk(dir.path(), &options).unwrap();
+        let got = walk(&open_roots(), dir.path(), &options).unwrap();
         assert_eq!(got.entries.len(), 1, "{got:?}");
     }
 

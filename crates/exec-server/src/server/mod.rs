@@ -13,7 +13,7 @@ use osprey_protocol::SandboxPolicy;
 use osprey_sandboxing::{ExecRequest, LinuxBackend};
 use serde_json::Value;
 
-pub use connection::serve_lines;
+pub use connection::{OUTGOING_QUEUE, serve_lines};
 pub use fs::Roots;
 
 use crate::protocol::{EnvironmentInfo, ShellInfo, code};
@@ -68,7 +68,7 @@ impl ServerConfig {
     }
 
     /// The configured policy with the server's write roots as the writable roots.
-    fn policy_for_roots(&self) -> SandboxPolicy {
+    pub(crate) fn policy_for_roots(&self) -> SandboxPolicy {
         match &self.sandbox {
             SandboxPolicy::WorkspaceWrite {
                 writable_roots,

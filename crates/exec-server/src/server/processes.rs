@@ -38,8 +38,11 @@ const MAX_READ_WAIT: Duration = Duration::from_secs(30);
 /// `process/read` without `maxBytes`.
 const DEFAULT_READ_BYTES: usize = 1024 * 1024;
 
-/// Sends one notification to the connection's client.
-pub(crate) type Notifier = Arc<dyn Fn(&str, serde_json::Value) + Send + Sync>;
+/// The connection's outgoing messages (bounded: a client that does not read holds up the
+/// process's output, not the server's memory).
+pub(crate) type Outgoing = mpsc::Sender<String>;
+/// Processes running at once on one connection.
+const MAX_RUNNING: usize = 128;
 
 #[derive(Default)]
 struct Record {
@@ -69,6 +72,8 @@ impl Managed {
 pub(crate) struct ProcessTable {
     processes: Mutex<HashMap<String, Arc<Managed>>>,
     finished_order: Mutex<VecDeque<String>>,
+    /// Set when the connection closes: no process may start after that.
+    closed: std::sync::atomic::AtomicBool,
 }
 
 impl ProcessTable {
@@ -86,7 +91,7 @@ impl ProcessTable {
         self: &Arc<Self>,
         config: &ServerConfig,
         params: ProcessStartParams,
-        notify: Notifier,
+        outgoing: Outgoing,
     ) -> Result<(ProcessStartResponse, oneshot::Sender<()>), RpcError> {
         let id = params.process_id.clone();
         if self.lock().contains_key(&id) {
@@ -99,11 +104,24 @@ impl ProcessTable {
             .split_first()
             .ok_or_else(|| RpcError::invalid_params("argv must not be empty"))?;
         let cwd = uri::to_path(&params.cwd).map_err(RpcError::invalid_params)?;
-        config
-            .roots
-            .check_read(&cwd)
-            .map_err(RpcError::invalid_request)?;
-        let env = child_environment(&config.base_env, params.env_policy.as_ref(), &params.env);
+        // The sandbox makes the working directory writable: it must be inside a root.
+        config.roots.check_write(&cwd).map_err(|e| {
+            RpcError::invalid_request(format!("the process's working directory: {e}"))
+        })?;
+        if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(RpcError::invalid_request("the connection is closing"));
+        }
+        let running = self
+            .lock()
+            .values()
+            .filter(|m| m.record().exit_code.is_none())
+            .count();
+        if running >= MAX_RUNNING {
+            return Err(RpcError::invalid_request(format!(
+                "{running} processes are already running on this connection (the limit is {MAX_RUNNING}); wait for some to finish or terminate them"
+            )));
+        }
+        let env = child_environment(&config.base_env, params.env_policy.as_ref(), &params.env)?;
         let mut request = ExecRequest::new(program.clone(), &cwd)
             .args(args.iter().cloned())
             .envs(env);
@@ -128,6 +146,9 @@ impl ProcessTable {
         });
         {
             let mut processes = self.lock();
+            if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
+                return Err(RpcError::invalid_request("the connection is closing"));
+            }
             if processes.contains_key(&id) {
                 return Err(RpcError::invalid_request(format!(
                     "process {id} already exists"
@@ -137,7 +158,7 @@ impl ProcessTable {
         }
         let (go, ready) = oneshot::channel();
         let judge = DenialJudge {
-            policy: config.sandbox.clone(),
+            policy: config.policy_for_roots(),
             cwd,
         };
         tokio::spawn(forward(
@@ -146,7 +167,7 @@ impl ProcessTable {
             managed,
             events,
             ready,
-            notify,
+            outgoing,
             judge,
         ));
         Ok((
@@ -185,17 +206,22 @@ impl ProcessTable {
         }
     }
 
-    /// `process/write`: `accepted`, `unknownProcess` or `stdinClosed`.
-    pub(crate) async fn write(&self, id: &str, bytes: &[u8]) -> &'static str {
+    /// `process/write`: `accepted`, `unknownProcess` or `stdinClosed`; an error when the
+    /// process does not read within the write timeout.
+    pub(crate) async fn write(&self, id: &str, bytes: &[u8]) -> Result<&'static str, RpcError> {
         let Some(managed) = self.get(id) else {
-            return "unknownProcess";
+            return Ok("unknownProcess");
         };
         if managed.record().exit_code.is_some() {
-            return "stdinClosed";
+            return Ok("stdinClosed");
         }
         match managed.handle.write(bytes).await {
-            WriteOutcome::Accepted => "accepted",
-            WriteOutcome::StdinClosed => "stdinClosed",
+            WriteOutcome::Accepted => Ok("accepted"),
+            WriteOutcome::StdinClosed => Ok("stdinClosed"),
+            WriteOutcome::TimedOut => Err(RpcError::invalid_request(format!(
+                "process {id} did not read its input within {} s; the bytes were not all written",
+                osprey_process::STREAM_WRITE_TIMEOUT.as_secs()
+            ))),
         }
     }
 
@@ -212,6 +238,7 @@ impl ProcessTable {
         };
         match signal {
             "interrupt" => managed.handle.interrupt(),
+            "terminate" => managed.handle.terminate(),
             _ => managed.handle.kill(),
         }
         Ok(())
@@ -229,8 +256,9 @@ impl ProcessTable {
         running
     }
 
-    /// Kills every process group of the connection (it closed).
+    /// Kills every process group of the connection (it closed); later starts are refused.
     pub(crate) fn kill_all(&self) {
+        self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
         let processes: Vec<Arc<Managed>> = self.lock().drain().map(|(_, m)| m).collect();
         for managed in processes {
             managed.handle.kill();
@@ -333,9 +361,9 @@ async fn forward(
     table: Arc<ProcessTable>,
     id: String,
     managed: Arc<Managed>,
-    mut events: mpsc::UnboundedReceiver<StreamEvent>,
+    mut events: mpsc::Receiver<StreamEvent>,
     ready: oneshot::Receiver<()>,
-    notify: Notifier,
+    outgoing: Outgoing,
     judge: DenialJudge,
 ) {
     // The start response goes first; if it was never sent the client knows nothing of
@@ -383,7 +411,9 @@ async fn forward(
         };
         managed.changed.notify_waiters();
         if let Ok(params) = params {
-            notify(name, params);
+            let note = serde_json::json!({"method": name, "params": params});
+            // A closed connection: keep recording for nobody; the process is being killed.
+            let _ = outgoing.send(note.to_string()).await;
         }
         if managed.record().closed {
             break;

@@ -172,3 +172,116 @@ async fn writes_stay_inside_the_roots_and_reads_can_be_restricted() {
         assert!(err.contains("may read"), "{err}");
     }
 }
+
+#[tokio::test]
+async fn copies_and_writes_cannot_be_steered_out_by_symlinks_or_into_git() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let root = base.join("root");
+    let outside = base.join("outside");
+    std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(root.join("src/a.txt"), "a").unwrap();
+    std::fs::write(outside.join("secret"), "s").unwrap();
+    // A dangling link to a new file outside, a link to an outside folder planted in a
+    // destination tree, and a source link to an outside file.
+    std::os::unix::fs::symlink(outside.join("new.txt"), root.join("dangling")).unwrap();
+    std::fs::create_dir_all(root.join("dst")).unwrap();
+    std::fs::create_dir_all(root.join("src/sub")).unwrap();
+    std::fs::write(root.join("src/sub/b.txt"), "b").unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("dst/sub")).unwrap();
+    std::os::unix::fs::symlink(outside.join("secret"), root.join("src/link")).unwrap();
+    let root_arg = root.to_string_lossy().into_owned();
+    let client = connect(&root, &["--root", &root_arg]).await;
+
+    client
+        .call::<Value>(
+            method::FS_COPY,
+            json!({"sourcePath": uri::from_path(&root.join("src/a.txt")), "destinationPath": uri::from_path(&root.join("dangling"))}),
+        )
+        .await
+        .unwrap();
+    assert!(
+        !outside.join("new.txt").exists(),
+        "the copy followed a dangling link out"
+    );
+    assert_eq!(std::fs::read_to_string(root.join("dangling")).unwrap(), "a");
+
+    let planted = client
+        .call::<Value>(
+            method::FS_COPY,
+            json!({"sourcePath": uri::from_path(&root.join("src")), "destinationPath": uri::from_path(&root.join("dst")), "recursive": true}),
+        )
+        .await
+        .unwrap_err();
+    assert!(planted.to_string().contains("may write"), "{planted}");
+    assert!(
+        !outside.join("b.txt").exists(),
+        "the copy went through a planted link"
+    );
+
+    client
+        .call::<Value>(
+            method::FS_COPY,
+            json!({"sourcePath": uri::from_path(&root.join("src")), "destinationPath": uri::from_path(&root.join("copy")), "recursive": true}),
+        )
+        .await
+        .unwrap();
+    let copied = std::fs::symlink_metadata(root.join("copy/link")).unwrap();
+    assert!(
+        copied.file_type().is_symlink(),
+        "a source symlink was followed, not copied"
+    );
+    let into_itself = client
+        .call::<Value>(
+            method::FS_COPY,
+            json!({"sourcePath": uri::from_path(&root.join("src")), "destinationPath": uri::from_path(&root.join("src/deeper")), "recursive": true}),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        into_itself.to_string().contains("into itself"),
+        "{into_itself}"
+    );
+
+    for target in [
+        root.join(".git/hooks/pre-commit"),
+        root.join(".osprey/config.toml"),
+    ] {
+        let err = client
+            .call::<Value>(
+                method::FS_WRITE_FILE,
+                json!({"path": uri::from_path(&target), "dataBase64": "eA=="}),
+            )
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("read-only"), "{err}");
+        assert!(!target.exists());
+    }
+    let remove_root = client
+        .call::<Value>(
+            method::FS_REMOVE,
+            json!({"path": uri::from_path(&root), "recursive": true}),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        remove_root.to_string().contains("cannot be removed"),
+        "{remove_root}"
+    );
+    assert!(root.join("src/a.txt").exists());
+}
+
+#[tokio::test]
+async fn devices_are_not_read_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let client = connect(dir.path(), &[]).await;
+    let err = client
+        .call::<Value>(method::FS_READ_FILE, json!({"path": "file:///dev/zero"}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("not a regular file"), "{err}");
+}

@@ -181,6 +181,39 @@ async fn every_process_runs_in_the_servers_sandbox_whatever_the_client_asks() {
     assert_eq!(inside.exit_code, Some(0), "{}", inside.stderr);
     assert!(root.join("inside.txt").is_file());
 
+    // A working directory outside the roots would become writable: refused.
+    let outside_cwd = client
+        .call::<serde_json::Value>(
+            method::PROCESS_START,
+            start_params("cwd", "touch x", &outside, false),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        outside_cwd.to_string().contains("outside the directories"),
+        "{outside_cwd}"
+    );
+    // Nor does the client's TMPDIR make a folder writable.
+    let events = client.watch_process("tmp");
+    let mut params = start_params(
+        "tmp",
+        &format!("echo x > {}/t.txt", outside.display()),
+        &root,
+        false,
+    );
+    params["env"]["TMPDIR"] = json!(outside.to_string_lossy());
+    client
+        .call::<serde_json::Value>(method::PROCESS_START, params)
+        .await
+        .unwrap();
+    let tmp = collect(events).await;
+    assert_ne!(tmp.exit_code, Some(0));
+    assert!(
+        !outside.join("t.txt").exists(),
+        "TMPDIR opened a way out of the sandbox"
+    );
+    assert!(!outside.join("x").exists());
+
     let events = client.watch_process("out");
     let script = format!("echo escaped > {}/x.txt", outside.display());
     let mut params = start_params("out", &script, &root, false);
@@ -295,14 +328,16 @@ async fn sigterm_to_the_server_kills_every_process_group() {
         .unwrap()
         .trim()
         .to_owned();
-    let proc_dir = std::path::PathBuf::from(format!("/proc/{pid}"));
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while proc_dir.exists() && !is_zombie(&proc_dir) {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "sleep {pid} still runs after the server was told to stop"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
+    for (what, pid) in [("sleep", pid), ("the server", server_pid.to_string())] {
+        let proc_dir = std::path::PathBuf::from(format!("/proc/{pid}"));
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while proc_dir.exists() && !is_zombie(&proc_dir) {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{what} ({pid}) still runs 10 s after the server got SIGTERM"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 }
 

@@ -3,6 +3,9 @@
 
 use std::time::Duration;
 
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+
 use osprey_exec_server::client::{ClientError, ConnectOptions, ExecServerClient};
 use osprey_exec_server::protocol::{ProcessReadResponse, method};
 use serde_json::json;
@@ -54,6 +57,21 @@ async fn websocket_with_a_token_and_refusals_without_it() {
             .unwrap_err();
         assert!(refused.to_string().contains("401"), "{refused}");
     }
+    // A web page (Origin header) is refused even with the token.
+    let mut request =
+        tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(
+            url.as_str(),
+        )
+        .unwrap();
+    request
+        .headers_mut()
+        .insert("origin", "http://evil.example".parse().unwrap());
+    request.headers_mut().insert(
+        "authorization",
+        "Bearer 0123456789abcdef-secret".parse().unwrap(),
+    );
+    let from_page = tokio_tungstenite::connect_async(request).await.unwrap_err();
+    assert!(from_page.to_string().contains("403"), "{from_page}");
     let client = ExecServerClient::connect_url(
         &url,
         Some("0123456789abcdef-secret"),
@@ -87,7 +105,7 @@ async fn a_server_that_dies_fails_calls_and_reports_processes_lost() {
     client
         .call::<serde_json::Value>(
             method::PROCESS_START,
-            start_params("victim", "echo started; sleep 300", dir.path(), false),
+            start_params("victim", "echo $$; exec sleep 300", dir.path(), false),
         )
         .await
         .unwrap();
@@ -116,6 +134,9 @@ async fn a_server_that_dies_fails_calls_and_reports_processes_lost() {
     );
     let done = collect(events).await;
     assert!(done.lost, "the process was not reported lost");
+    // The server died by SIGKILL and could not clean up: do it here.
+    let victim = String::from_utf8(BASE64.decode(&read.chunks[0].chunk).unwrap()).unwrap();
+    let _ = run_kill(victim.trim().parse().unwrap());
 }
 
 /// The pid of the `osprey exec-server` whose working directory is `dir`.
