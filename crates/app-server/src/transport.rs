@@ -183,6 +183,16 @@ pub async fn serve_websocket(
             // tungstenite's callback type fixes the (large) error type.
             #[allow(clippy::result_large_err)]
             let check = |request: &Request, response: Response| {
+                // Browsers always send Origin and editors' clients do not: a web page must
+                // not drive a loopback server that runs commands.
+                if request.headers().contains_key(http::header::ORIGIN) {
+                    tracing::warn!(
+                        "refused a WebSocket connection from {peer}: it came from a web page (Origin header)"
+                    );
+                    let mut refusal = ErrorResponse::new(Some("forbidden".to_owned()));
+                    *refusal.status_mut() = http::StatusCode::FORBIDDEN;
+                    return Err(refusal);
+                }
                 if authorised(request, token_digest.as_ref()) {
                     Ok(response)
                 } else {

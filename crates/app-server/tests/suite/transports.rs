@@ -123,6 +123,22 @@ async fn websocket_needs_the_token_and_then_speaks_the_protocol() {
         listen.stderr()
     );
 
+    // A web page is refused even with the token: browsers send Origin, editors do not.
+    let mut from_page = url.as_str().into_client_request().unwrap();
+    from_page
+        .headers_mut()
+        .insert(http::header::ORIGIN, "http://evil.example".parse().unwrap());
+    from_page.headers_mut().insert(
+        http::header::AUTHORIZATION,
+        format!("Bearer {token}").parse().unwrap(),
+    );
+    match tokio_tungstenite::connect_async(from_page).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
+            assert_eq!(response.status().as_u16(), 403);
+        }
+        other => panic!("a request with an Origin header was not refused: {other:?}"),
+    }
+
     let mut socket = ws_connect(&url, Some(token))
         .await
         .expect("the right token is accepted");
