@@ -31,6 +31,7 @@ mod thread_manager;
 pub(crate) mod tools;
 pub(crate) mod turn_context;
 
+pub use agents::decline_subagent_approvals;
 pub use error::CoreError;
 /// The provider seam: front ends register factories for providers that are not HTTP
 /// endpoints ([`ThreadManager::with_provider`]).

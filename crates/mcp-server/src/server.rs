@@ -75,6 +75,17 @@ impl OspreyMcpServer {
         for provider in options.providers {
             manager = manager.with_provider(provider);
         }
+        // The MCP client answers the parent's approvals; nobody can answer a sub-agent's,
+        // so they are declined (and logged) instead of leaving the child waiting.
+        if tokio::runtime::Handle::try_current().is_ok() {
+            osprey_core::decline_subagent_approvals(&manager, |child, reason| {
+                tracing::warn!(
+                    "declined an approval request of sub-agent {} ({}): {reason}",
+                    child.nickname,
+                    child.thread_id
+                );
+            });
+        }
         Self {
             manager,
             env: EnvSnapshot::from_pairs(options.env),

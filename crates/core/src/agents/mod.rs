@@ -21,6 +21,9 @@
 
 mod control;
 mod nicknames;
+mod unattended;
+
+pub use unattended::decline_subagent_approvals;
 
 pub(crate) use control::{AgentControl, CollabError, SpawnRequest};
 
