@@ -56,7 +56,6 @@ pub struct RunOptions {
 /// Runs the server until its client leaves (stdio) or forever (sockets). Returns the exit
 /// code: 0 after a normal end, 2 for bad arguments, 1 when the server could not start.
 pub async fn run_main(options: RunOptions) -> i32 {
-    init_logging();
     match run(options).await {
         Ok(()) => 0,
         Err((code, message)) => {
@@ -141,16 +140,4 @@ async fn run(options: RunOptions) -> Result<(), (i32, String)> {
         }
     }
     Ok(())
-}
-
-/// Logs go to stderr (stdout may be the protocol), filtered by `RUST_LOG` (default:
-/// warnings).
-fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .try_init();
 }

@@ -12,6 +12,7 @@
 
 mod commands;
 mod entry;
+mod logging;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use std::ffi::OsString;
@@ -119,16 +120,25 @@ fn run_command(command: Command) -> i32 {
         Command::Mcp(cli) => commands::mcp::run(cli),
         Command::Model(cli) => entry::block_on(commands::model::run(cli)),
         Command::Completion(args) => commands::completion::run(&args, &mut Cli::command()),
-        Command::AppServer(cli) => entry::block_on(commands::app_server::run(
-            cli,
-            VERSION,
-            vec![osprey_local_model::LocalModelProvider::shared()],
-        )),
-        Command::ExecServer(cli) => entry::block_on(commands::exec_server::run(cli, VERSION)),
-        Command::McpServer => entry::block_on(osprey_mcp_server::run_main(
-            VERSION,
-            vec![osprey_local_model::LocalModelProvider::shared()],
-        )),
+        Command::AppServer(cli) => {
+            logging::to_stderr();
+            entry::block_on(commands::app_server::run(
+                cli,
+                VERSION,
+                vec![osprey_local_model::LocalModelProvider::shared()],
+            ))
+        }
+        Command::ExecServer(cli) => {
+            logging::to_stderr();
+            entry::block_on(commands::exec_server::run(cli, VERSION))
+        }
+        Command::McpServer => {
+            logging::to_stderr();
+            entry::block_on(osprey_mcp_server::run_main(
+                VERSION,
+                vec![osprey_local_model::LocalModelProvider::shared()],
+            ))
+        }
     }
 }
 

@@ -72,7 +72,6 @@ pub async fn run_main_with_exe(
     osprey_exe: Option<PathBuf>,
     providers: Vec<Arc<dyn osprey_core::ModelProviderFactory>>,
 ) -> i32 {
-    init_logging();
     // Variables that are not valid UTF-8 are skipped rather than fatal.
     let env: HashMap<String, String> = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
@@ -101,18 +100,6 @@ pub async fn run_main_with_exe(
             1
         }
     }
-}
-
-/// Logs go to stderr (stdout is the protocol), filtered by `RUST_LOG` (default: warnings).
-/// Does nothing when the process already has a subscriber.
-fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .try_init();
 }
 
 /// Serves MCP over `input` / `output` until the client disconnects, then shuts every thread

@@ -45,7 +45,6 @@ pub struct ExecServerCli {
 }
 
 pub async fn run(cli: ExecServerCli, version: &str) -> i32 {
-    init_logging();
     let sandbox = match cli.sandbox {
         PolicyArg::ReadOnly => SandboxPolicy::ReadOnly,
         PolicyArg::DangerFullAccess => SandboxPolicy::DangerFullAccess,
@@ -77,15 +76,4 @@ pub async fn run(cli: ExecServerCli, version: &str) -> i32 {
 fn exit_on_stdin_close_from_env() -> bool {
     std::env::var("OSPREY_EXEC_SERVER_EXIT_ON_STDIN_CLOSE")
         .is_ok_and(|v| matches!(v.as_str(), "1" | "true" | "yes"))
-}
-
-/// Logs go to stderr (stdout carries the protocol or the bound URL); `RUST_LOG` chooses.
-fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .try_init();
 }
