@@ -40,6 +40,7 @@ pub async fn exec_overhead(runs: usize) -> Result<(Vec<Duration>, Vec<Duration>)
             osprey_exe: None,
         }),
         unified_exec: Arc::new(UnifiedExecSessions::new(4)),
+        agents: crate::agents::AgentControl::detached(),
     };
     let registry = crate::tools::build_registry(&crate::tools::profile_for(&config), &deps);
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();

@@ -66,7 +66,7 @@ impl AgentControl {
     }
 
     /// A control with no manager behind it (unit tests of the tool table).
-    #[cfg(test)]
+    #[cfg(any(test, feature = "bench"))]
     pub(crate) fn detached() -> Self {
         Self::new(Weak::new(), ThreadId::new())
     }
