@@ -21,8 +21,11 @@ pub async fn exec_overhead(runs: usize) -> Result<(Vec<Duration>, Vec<Duration>)
         osprey_config::env_vars::OSPREY_HOME,
         dir.path().to_string_lossy().into_owned(),
     )]);
+    // A hosted model, so the standard tool profile (with exec_command) is chosen; with no
+    // model at all the embedded model's profile would be.
     let config = osprey_config::ConfigBuilder::new(env)
         .process_cwd(dir.path())
+        .cli_overrides(["model=\"gpt-5.5\""])
         .build()
         .map_err(|e| e.to_string())?
         .config;
