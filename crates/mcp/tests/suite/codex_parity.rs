@@ -63,11 +63,14 @@ async fn responses_namespace_matches_codex() {
             "model = \"gpt-5\"\nmodel_provider = \"mock\"\n\n[model_providers.mock]\n\
              name = \"mock\"\nbase_url = \"{}\"\nenv_key = \"OSPREY_TEST_KEY\"\n\
              wire_api = \"responses\"\n\n[mcp_servers.everything]\ncommand = \"node\"\n\
-             args = [\"{js}\", \"stdio\"]\n",
+             args = [\"{js}\", \"stdio\"]\nrequired = true\nstartup_timeout_sec = 120\n",
             server.base_url()
         ),
     )
     .unwrap();
+    // `required`: Codex waits for the server before its first request (otherwise, on a
+    // machine busy with builds, node may not be up yet and Codex sends no namespace — seen
+    // once); with a generous start-up timeout.
     let status = {
         let home = home.path().to_owned();
         let work = work.path().to_owned();
