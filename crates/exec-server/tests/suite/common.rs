@@ -205,3 +205,55 @@ pub fn error_of(reply: &Value) -> (i64, String) {
             .to_owned(),
     )
 }
+
+/// Starts a background `sleep 300` through the server and returns its pid once the shell
+/// has written it to `pid_file`.
+pub async fn start_sleeper(client: &ExecServerClient, id: &str, dir: &Path) -> String {
+    let pid_file = dir.join(format!("{id}.pid"));
+    let script = format!("sleep 300 & echo $! > {}; wait", pid_file.display());
+    client
+        .call::<Value>(method::PROCESS_START, start_params(id, &script, dir, false))
+        .await
+        .unwrap_or_else(|e| panic!("process/start {id}: {e}"));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(&pid_file)
+            && !text.trim().is_empty()
+        {
+            return text.trim().to_owned();
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{id} never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Waits up to 10 s for process `pid` to be gone (or a zombie), else fails naming `what`.
+pub async fn wait_until_gone(pid: &str, what: &str) {
+    let proc_dir = PathBuf::from(format!("/proc/{pid}"));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while proc_dir.exists() && !is_zombie(&proc_dir) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{what} ({pid}) still runs after 10 s"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn is_zombie(proc_dir: &Path) -> bool {
+    std::fs::read_to_string(proc_dir.join("stat"))
+        .map(|s| s.split_whitespace().nth(2) == Some("Z"))
+        .unwrap_or(true)
+}
+
+/// Writes `path` through `fs/writeFile` and returns the error's text (the write must fail).
+pub async fn refused_write(client: &ExecServerClient, path: &Path) -> String {
+    client
+        .call::<Value>(
+            method::FS_WRITE_FILE,
+            json!({"path": uri::from_path(path), "dataBase64": "eA=="}),
+        )
+        .await
+        .expect_err("the write was allowed")
+        .to_string()
+}

@@ -8,7 +8,7 @@ use osprey_exec_server::protocol::{
 use osprey_exec_server::uri;
 use serde_json::{Value, json};
 
-use super::common::connect;
+use super::common::{connect, refused_write};
 
 #[tokio::test]
 async fn files_are_written_read_listed_copied_and_removed() {
@@ -127,14 +127,7 @@ async fn writes_stay_inside_the_roots_and_reads_can_be_restricted() {
 
     let client = connect(&root, &["--root", &root_arg]).await;
     for target in [outside.join("x.txt"), root.join("link/x.txt")] {
-        let err = client
-            .call::<Value>(
-                method::FS_WRITE_FILE,
-                json!({"path": uri::from_path(&target), "dataBase64": "eA=="}),
-            )
-            .await
-            .unwrap_err()
-            .to_string();
+        let err = refused_write(&client, &target).await;
         assert!(
             err.contains("outside the directories this exec server may write"),
             "{err}"
@@ -249,14 +242,7 @@ async fn copies_and_writes_cannot_be_steered_out_by_symlinks_or_into_git() {
         root.join(".git/hooks/pre-commit"),
         root.join(".osprey/config.toml"),
     ] {
-        let err = client
-            .call::<Value>(
-                method::FS_WRITE_FILE,
-                json!({"path": uri::from_path(&target), "dataBase64": "eA=="}),
-            )
-            .await
-            .unwrap_err()
-            .to_string();
+        let err = refused_write(&client, &target).await;
         assert!(err.contains("read-only"), "{err}");
         assert!(!target.exists());
     }

@@ -1,12 +1,10 @@
 //! Processes through the real server: streams, sequence numbers, buffered reads, PTYs,
 //! signals, the server's own sandbox, and cleanup when the client goes.
 
-use std::time::Duration;
-
 use osprey_exec_server::protocol::{ProcessReadResponse, ProcessWriteResponse, method};
 use serde_json::json;
 
-use super::common::{collect, connect, run, start_params};
+use super::common::{collect, connect, run, start_params, start_sleeper, wait_until_gone};
 
 #[tokio::test]
 async fn output_streams_exit_and_close_arrive_in_sequence() {
@@ -254,91 +252,28 @@ async fn an_ordinary_failure_is_not_a_sandbox_denial() {
 #[tokio::test]
 async fn closing_the_connection_kills_its_processes() {
     let dir = tempfile::tempdir().unwrap();
-    let pid_file = dir.path().join("pid");
-    {
+    let pid = {
         let client = connect(dir.path(), &[]).await;
-        let script = format!("sleep 300 & echo $! > {}; wait", pid_file.display());
-        client
-            .call::<serde_json::Value>(
-                method::PROCESS_START,
-                start_params("s", &script, dir.path(), false),
-            )
-            .await
-            .unwrap();
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        while std::fs::read_to_string(&pid_file).map_or(true, |s| s.trim().is_empty()) {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "the process never started"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        start_sleeper(&client, "s", dir.path()).await
         // Dropping the client closes the server's stdin, ending the connection.
-    }
-    let pid = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .to_owned();
-    let proc_dir = std::path::PathBuf::from(format!("/proc/{pid}"));
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while proc_dir.exists() && !is_zombie(&proc_dir) {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "sleep {pid} still runs after its client left"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-fn is_zombie(proc_dir: &std::path::Path) -> bool {
-    std::fs::read_to_string(proc_dir.join("stat"))
-        .map(|s| s.split_whitespace().nth(2) == Some("Z"))
-        .unwrap_or(true)
+    };
+    wait_until_gone(&pid, "a sleep whose client left").await;
 }
 
 #[tokio::test]
 #[expect(clippy::disallowed_methods, reason = "the test signals the server")]
 async fn sigterm_to_the_server_kills_every_process_group() {
     let dir = tempfile::tempdir().unwrap();
-    let pid_file = dir.path().join("pid");
     let client = connect(dir.path(), &[]).await;
-    let script = format!("sleep 300 & echo $! > {}; wait", pid_file.display());
-    client
-        .call::<serde_json::Value>(
-            method::PROCESS_START,
-            start_params("t", &script, dir.path(), false),
-        )
-        .await
-        .unwrap();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while std::fs::read_to_string(&pid_file).map_or(true, |s| s.trim().is_empty()) {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the process never started"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let pid = start_sleeper(&client, "t", dir.path()).await;
     let server_pid = client.server_pid().expect("a program server has a pid");
     let status = std::process::Command::new("kill")
         .args(["-TERM", &server_pid.to_string()])
         .status()
         .unwrap();
     assert!(status.success());
-    let pid = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .to_owned();
-    for (what, pid) in [("sleep", pid), ("the server", server_pid.to_string())] {
-        let proc_dir = std::path::PathBuf::from(format!("/proc/{pid}"));
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        while proc_dir.exists() && !is_zombie(&proc_dir) {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "{what} ({pid}) still runs 10 s after the server got SIGTERM"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
+    wait_until_gone(&pid, "a sleep after the server got SIGTERM").await;
+    wait_until_gone(&server_pid.to_string(), "the server after SIGTERM").await;
 }
 
 #[tokio::test]
