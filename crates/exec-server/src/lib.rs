@@ -25,5 +25,6 @@ pub mod server;
 pub mod transport;
 pub mod uri;
 pub mod version_gate;
+pub mod ws_auth;
 
 pub use run::{RunOptions, run_main};

@@ -5,16 +5,13 @@
 //! `Authorization: Bearer` token gets `401 Unauthorized` and nothing else.
 
 use std::net::SocketAddr;
-use std::path::Path;
 use std::sync::Arc;
 
 use futures::{SinkExt, StreamExt};
-use sha2::{Digest, Sha256};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
-use tokio_tungstenite::tungstenite::http;
+use tokio_tungstenite::tungstenite::handshake::server::{Request, Response};
 
 use crate::server::{ServerConfig, serve_lines};
 
@@ -114,49 +111,7 @@ async fn finish_writing(writing: tokio::task::JoinHandle<()>) {
     }
 }
 
-/// The capability token from `--ws-token-file` (trimmed; at least 16 characters).
-pub fn read_token(path: &Path) -> Result<String, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("--ws-token-file {}: {e}", path.display()))?;
-    let token = text.trim().to_owned();
-    if token.len() < 16 {
-        return Err(format!(
-            "--ws-token-file {}: the token must be at least 16 characters",
-            path.display()
-        ));
-    }
-    Ok(token)
-}
-
-/// Refuses a listener other machines can reach when no token guards it.
-pub fn check_ws_security(addr: &SocketAddr, token: Option<&str>) -> Result<(), String> {
-    if token.is_none() && !addr.ip().is_loopback() {
-        return Err(format!(
-            "--listen ws://{addr} is reachable from other machines and would run their commands; give a capability token with --ws-token-file FILE (clients send `Authorization: Bearer <token>`), or listen on 127.0.0.1"
-        ));
-    }
-    Ok(())
-}
-
-fn digest(text: &str) -> [u8; 32] {
-    Sha256::digest(text.as_bytes()).into()
-}
-
-fn authorised(request: &Request, token_digest: Option<&[u8; 32]>) -> bool {
-    let Some(expected) = token_digest else {
-        return true;
-    };
-    let Some(given) = request
-        .headers()
-        .get(http::header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-    else {
-        return false;
-    };
-    // Comparing digests keeps the time taken independent of where the strings differ.
-    digest(given.trim()) == *expected
-}
+pub use crate::ws_auth::{check_ws_security, read_token};
 
 /// Accepts WebSocket connections on `listener` until the task is dropped.
 pub async fn serve_websocket(
@@ -164,7 +119,7 @@ pub async fn serve_websocket(
     listener: tokio::net::TcpListener,
     token: Option<String>,
 ) {
-    let token_digest = token.as_deref().map(digest);
+    let gate = crate::ws_auth::Gate::new(token.as_deref());
     loop {
         let (stream, peer) = match listener.accept().await {
             Ok(accepted) => accepted,
@@ -178,30 +133,10 @@ pub async fn serve_websocket(
             tracing::debug!("could not set TCP_NODELAY for {peer}: {err}");
         }
         let config = Arc::clone(&config);
+        let gate = gate.clone();
         tokio::spawn(async move {
             #[allow(clippy::result_large_err)]
-            let check = |request: &Request, response: Response| {
-                // Browsers always send Origin and agents never do: a web page must not
-                // reach a loopback server that runs commands.
-                if request.headers().contains_key(http::header::ORIGIN) {
-                    tracing::warn!(
-                        "refused a WebSocket connection from {peer}: it came from a web page (Origin header)"
-                    );
-                    let mut refusal = ErrorResponse::new(Some("forbidden".to_owned()));
-                    *refusal.status_mut() = http::StatusCode::FORBIDDEN;
-                    return Err(refusal);
-                }
-                if authorised(request, token_digest.as_ref()) {
-                    Ok(response)
-                } else {
-                    tracing::warn!(
-                        "refused a WebSocket connection from {peer}: missing or wrong capability token"
-                    );
-                    let mut refusal = ErrorResponse::new(Some("unauthorized".to_owned()));
-                    *refusal.status_mut() = http::StatusCode::UNAUTHORIZED;
-                    Err(refusal)
-                }
-            };
+            let check = |request: &Request, response: Response| gate.admit(request, response, peer);
             match tokio_tungstenite::accept_hdr_async(stream, check).await {
                 Ok(socket) => serve_socket(config, socket).await,
                 Err(err) => tracing::debug!("WebSocket handshake with {peer} failed: {err}"),
@@ -261,14 +196,5 @@ mod tests {
                 .contains("numeric")
         );
         assert!(Listen::parse("tcp://x").unwrap_err().contains("stdio"));
-    }
-
-    #[test]
-    fn an_open_listener_needs_a_token() {
-        let open: SocketAddr = "0.0.0.0:1".parse().unwrap();
-        assert!(check_ws_security(&open, None).is_err());
-        assert!(check_ws_security(&open, Some("0123456789abcdef")).is_ok());
-        let local: SocketAddr = "127.0.0.1:1".parse().unwrap();
-        assert!(check_ws_security(&local, None).is_ok());
     }
 }
