@@ -257,3 +257,22 @@ pub async fn refused_write(client: &ExecServerClient, path: &Path) -> String {
         .expect_err("the write was allowed")
         .to_string()
 }
+
+/// A scratch folder that is not under `/tmp` (nor `$TMPDIR`): `/var/tmp`, or the home.
+pub fn outside_tmp() -> tempfile::TempDir {
+    let tmp = std::env::temp_dir();
+    let candidates = [
+        PathBuf::from("/var/tmp"),
+        PathBuf::from(std::env::var("HOME").unwrap_or_default()),
+    ];
+    for base in candidates {
+        if base.is_dir()
+            && !base.starts_with("/tmp")
+            && !base.starts_with(&tmp)
+            && let Ok(dir) = tempfile::tempdir_in(&base)
+        {
+            return dir;
+        }
+    }
+    panic!("no writable folder outside /tmp for the sandbox test (tried /var/tmp and $HOME)");
+}

@@ -167,8 +167,9 @@ async fn terminate_and_interrupt_stop_the_process_group() {
 
 #[tokio::test]
 async fn every_process_runs_in_the_servers_sandbox_whatever_the_client_asks() {
-    // Not under /tmp: workspace-write lets processes write the temp directories.
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // Not under /tmp, which workspace-write lets processes write (the clean clone CI uses
+    // may itself live under /tmp, so the target dir is no good either).
+    let dir = super::common::outside_tmp();
     let root = dir.path().join("root");
     let outside = dir.path().join("outside");
     std::fs::create_dir_all(&root).unwrap();
