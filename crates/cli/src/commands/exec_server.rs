@@ -25,12 +25,13 @@ pub struct ExecServerCli {
     /// started the server ended). Also `OSPREY_EXEC_SERVER_EXIT_ON_STDIN_CLOSE=1`.
     #[arg(long)]
     pub exit_on_stdin_close: bool,
-    /// A directory clients may write in (and processes, under workspace-write); repeat
-    /// for several. Default: the current directory.
+    /// A directory clients may write in (and processes, under workspace-write); a
+    /// process's working directory must be inside one. Repeat for several. Default: the
+    /// current directory.
     #[arg(long = "root", value_name = "DIR")]
     pub roots: Vec<PathBuf>,
-    /// Let clients read files only inside the roots (default: reads anywhere the
-    /// server's user can read, as the agent's own read-only sandbox does).
+    /// Let fs calls read files only inside the roots (default: anywhere the server's user
+    /// can read). Processes still read what their sandbox allows, which is everything.
     #[arg(long)]
     pub restrict_reads: bool,
     /// The sandbox every process runs under, whatever the client asks.
