@@ -1,14 +1,10 @@
 #!/usr/bin/env python3
 """The embedded model's task set: how many small tasks it finishes, with which aids.
 
-Four tasks, each in a fresh git repository, each checked from the outcome (files, and the
-commands in the `--json` events), not from what the model says:
-  hello   create hello.py that prints hello, then run it (a run that exited 0)
-  add     write add.py and a unittest for it, then run the test (add is right, the test
-          passes and tests something, and the agent ran it successfully)
-  fix     a failing assertion: find the bug in stats.py, fix it, rerun the test (the test is
-          unchanged and passes, the fix is general, and the agent reran it successfully)
-  answer  answer a question whose answer is only in a file of the project
+The tasks (17, defined in local_tasks_set.py) each run in a fresh git repository and are
+checked from the outcome (files, the commands in the `--json` events, the exact answer), not
+from what the model says: hello, add, fix, answer, pages, where, count, total, rename, json,
+toml, yaml, agents, named, shell (bash), fizz and maxjs (JavaScript).
 
 Ablation (`--mode ablation`, the default): the tasks run under `osprey exec` with the local
 provider, with the quality aids switched on one by one through `-c local_model.*`:
@@ -19,23 +15,26 @@ provider, with the quality aids switched on one by one through `-c local_model.*
   +loop guard     + the loop guard
   +prefix cache   + the prefix cache (all defaults; changes speed, not answers)
 
+Aids (`--mode aids`): the default configuration ("all aids"), then each of the local
+profile's harness aids (read before write, verify the named check, answer from evidence,
+related files, write diff) switched off alone.
+
 Harnesses (`--mode harness`): the same model behind `osprey model serve`, driven by the
 reference Codex CLI and by Osprey's normal (hosted-model) harness, each with its own tools and
 instructions, so the two harnesses are compared on the same model.
 
-Sampling is greedy, so a configuration gives the same answers on every run; a run that is
+Sampling is greedy, so a configuration mostly gives the same answers on every run; a run that is
 still going after --timeout seconds counts as a failure. Prints one JSON line per run and a
 table at the end.
 
-Usage: bench/local_tasks.py OSPREY_BIN [--mode ablation|harness] [--codex CODEX_BIN]
-                            [--tasks hello,add,fix,answer] [--configs NAME,...]
+Usage: bench/local_tasks.py OSPREY_BIN [--mode ablation|aids|harness] [--codex CODEX_BIN]
+                            [--tasks hello,add,...] [--configs NAME,...]
                             [--timeout SECONDS]
 Needs OSPREY_LOCAL_MODEL (the verified GGUF; scripts/install-test-deps.sh prints it).
 """
 
 import json
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -43,119 +42,7 @@ import sys
 import tempfile
 import time
 
-FIX_STATS = '''def average(values):
-    """Return the arithmetic mean of a non-empty list of numbers."""
-    total = 0
-    for value in values:
-        total += value
-    return total / (len(values) + 1)
-'''
-
-FIX_TEST = '''import unittest
-
-from stats import average
-
-
-class AverageTest(unittest.TestCase):
-    def test_average_of_three(self):
-        self.assertEqual(average([2, 4, 6]), 4)
-
-
-if __name__ == "__main__":
-    unittest.main()
-'''
-
-ANSWER_FILES = {
-    "README.md": "# ledger\n\nBookkeeping service. Deployment settings live in deploy/.\n",
-    "deploy/service.toml": '[service]\nname = "ledger"\nport = 8731\nreplicas = 3\n',
-    "src/main.py": "def main():\n    print('ledger')\n",
-}
-
-
-def python(cwd, *args):
-    return subprocess.run(["python3", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=60)
-
-
-def ran_successfully(events, pattern):
-    """True when a command the agent ran exited 0 and its command line or output matches
-    the regular expression `pattern`."""
-    for e in events:
-        item = e.get("item", {})
-        if (e.get("type") == "item.completed" and item.get("type") == "command_execution"
-                and item.get("exit_code") == 0
-                and re.search(pattern, item.get("command", "") + "\n"
-                              + item.get("aggregated_output", ""))):
-            return True
-    return False
-
-
-def final_message(events):
-    texts = [e["item"].get("text", "") for e in events
-             if e.get("type") == "item.completed"
-             and e.get("item", {}).get("type") == "agent_message"]
-    return texts[-1] if texts else ""
-
-
-def check_hello(cwd, events):
-    if not os.path.isfile(os.path.join(cwd, "hello.py")):
-        return False, "hello.py missing"
-    out = python(cwd, "hello.py")
-    if "hello" not in out.stdout.lower():
-        return False, f"hello.py printed {out.stdout!r} {out.stderr[-200:]!r}"
-    if not ran_successfully(events, r"hello\.py"):
-        return False, "hello.py was not run successfully"
-    return True, "ok"
-
-
-def check_add(cwd, events):
-    for name in ("add.py", "test_add.py"):
-        if not os.path.isfile(os.path.join(cwd, name)):
-            return False, f"{name} missing"
-    out = python(cwd, "-c", "from add import add; assert add(2, 3) == 5 and add(-1, 1) == 0")
-    if out.returncode != 0:
-        return False, f"add is wrong: {out.stderr[-200:]!r}"
-    out = python(cwd, "-m", "unittest", "test_add")
-    if out.returncode != 0 or "Ran 0 tests" in out.stderr:
-        return False, f"test_add fails or tests nothing: {out.stderr[-300:]!r}"
-    if not ran_successfully(events, r"Ran [1-9]\d* tests?"):
-        return False, "the tests were not run successfully"
-    return True, "ok"
-
-
-def check_fix(cwd, events):
-    with open(os.path.join(cwd, "test_stats.py")) as f:
-        if f.read() != FIX_TEST:
-            return False, "the test was changed instead of the code"
-    out = python(cwd, "-m", "unittest", "test_stats")
-    if out.returncode != 0:
-        return False, f"test still fails: {out.stderr[-300:]!r}"
-    out = python(cwd, "-c", "from stats import average; assert average([1, 2]) == 1.5")
-    if out.returncode != 0:
-        return False, "average is only right for the tested input"
-    if not ran_successfully(events, r"Ran [1-9]\d* tests?"):
-        return False, "the fixed test was not run"
-    return True, "ok"
-
-
-def check_answer(cwd, events):
-    message = final_message(events)
-    if "8731" not in message:
-        return False, f"answer {message[:120]!r} lacks 8731"
-    return True, "ok"
-
-
-TASKS = {
-    "hello": ({}, "Create hello.py that prints hello, then run it.", check_hello),
-    "add": ({}, "Create add.py with a function add(a, b) that returns the sum of a and b, "
-            "and test_add.py with a unittest test case for add. Then run the tests with "
-            "python3 -m unittest.", check_add),
-    "fix": ({"stats.py": FIX_STATS, "test_stats.py": FIX_TEST},
-            "The test fails when I run python3 -m unittest test_stats. Find the bug in "
-            "stats.py, fix it, and run the test again.", check_fix),
-    "answer": (ANSWER_FILES, "Which port does the ledger service listen on? The answer is "
-               "in the files of this project. Reply with the number.", check_answer),
-}
+from local_tasks_set import TASKS
 
 ABLATION = [
     ("none", {"constrained_decoding": "false", "tool_profile": '"standard"',
@@ -168,6 +55,12 @@ ABLATION = [
                      "loop_guard": "true", "prefix_cache": "false"}),
     ("+prefix cache", {}),
 ]
+
+# The harness aids of the local profile, each switched off alone from the default
+# configuration (everything on), to see what each is worth on the whole set.
+AIDS = ["read_before_write", "verify_named_check", "answer_from_evidence", "related_files",
+        "write_diff"]
+AID_ABLATION = [("all aids", {})] + [(f"-{aid}", {aid: "false"}) for aid in AIDS]
 
 
 def make_repo(files):
@@ -242,9 +135,9 @@ def base_env(home):
             "OSPREY_MODEL_CACHE": os.path.dirname(os.path.abspath(model))}
 
 
-def ablation(osprey, tasks, configs, timeout):
+def ablation(osprey, tasks, configs, timeout, rows=ABLATION):
     results = []
-    for label, switches in ABLATION:
+    for label, switches in rows:
         if configs and label not in configs:
             continue
         home = tempfile.mkdtemp(prefix="local-bench-home-")
@@ -341,15 +234,15 @@ def table(results, tasks):
         if r["config"] not in labels:
             labels.append(r["config"])
     print()
-    print(f"{'configuration':18} " + " ".join(f"{t:>8}" for t in tasks)
+    print(f"{'configuration':22} " + " ".join(f"{t:>6}" for t in tasks)
           + f" {'solved':>7} {'wall s':>8}")
     for label in labels:
         rows = {r["task"]: r for r in results if r["config"] == label}
-        cells = " ".join(f"{('yes' if rows[t]['ok'] else 'no') if t in rows else '-':>8}"
+        cells = " ".join(f"{('yes' if rows[t]['ok'] else 'no') if t in rows else '-':>6}"
                          for t in tasks)
         solved = sum(1 for r in rows.values() if r["ok"])
         wall = sum(r["wall_s"] for r in rows.values())
-        print(f"{label:18} {cells} {solved:>4}/{len(rows):<2} {wall:>8.0f}")
+        print(f"{label:22} {cells} {solved:>4}/{len(rows):<2} {wall:>8.0f}")
 
 
 def main():
@@ -368,11 +261,14 @@ def main():
     tasks = option("--tasks", ",".join(TASKS)).split(",")
     configs = [c for c in option("--configs", "").split(",") if c]
     timeout = float(option("--timeout", "300"))
-    if len(args) != 1 or mode not in ("ablation", "harness") or any(t not in TASKS for t in tasks):
+    if len(args) != 1 or mode not in ("ablation", "aids", "harness") \
+            or any(t not in TASKS for t in tasks):
         raise SystemExit(__doc__)
     osprey = os.path.abspath(args[0])
     if mode == "ablation":
         results = ablation(osprey, tasks, configs, timeout)
+    elif mode == "aids":
+        results = ablation(osprey, tasks, configs, timeout, AID_ABLATION)
     else:
         results = harness(osprey, codex and os.path.abspath(codex), tasks, configs, timeout)
     table(results, tasks)
