@@ -44,6 +44,12 @@ impl CapturedRequest {
         route_of(|name| self.header(name))
     }
 
+    /// The thread this request came from: the `thread_id` of its `x-codex-turn-metadata`
+    /// header, else its `thread-id` header (Codex sends both; Osprey's sub-agents too).
+    pub fn thread_id(&self) -> Option<String> {
+        thread_of(|name| self.header(name))
+    }
+
     /// A header's value, by case-insensitive name.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
@@ -172,6 +178,14 @@ pub(crate) fn route_of<'a>(header: impl Fn(&str) -> Option<&'a str>) -> Option<S
         .and_then(|text| serde_json::from_str::<Value>(text).ok())
         .and_then(|meta| meta.get("agent_nickname")?.as_str().map(str::to_owned));
     Some(nickname.unwrap_or_else(|| "<a sub-agent without agent_nickname>".to_owned()))
+}
+
+/// The thread id a request names (see [`CapturedRequest::thread_id`]).
+pub(crate) fn thread_of<'a>(header: impl Fn(&str) -> Option<&'a str>) -> Option<String> {
+    header("x-codex-turn-metadata")
+        .and_then(|text| serde_json::from_str::<Value>(text).ok())
+        .and_then(|meta| meta.get("thread_id")?.as_str().map(str::to_owned))
+        .or_else(|| header("thread-id").map(str::to_owned))
 }
 
 #[cfg(test)]

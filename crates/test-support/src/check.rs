@@ -126,6 +126,7 @@ fn responses_problems(body: &Value) -> Vec<String> {
         let output_kind = match kind {
             "function_call" | "local_shell_call" => Some("function_call_output"),
             "custom_tool_call" => Some("custom_tool_call_output"),
+            "tool_search_call" => Some("tool_search_output"),
             _ => None,
         };
         if let Some(output_kind) = output_kind {
@@ -141,12 +142,21 @@ fn responses_problems(body: &Value) -> Vec<String> {
                     .problems
                     .push(format!("{kind} at {location} has no call_id")),
             }
-        } else if kind == "function_call_output" || kind == "custom_tool_call_output" {
+        } else if matches!(
+            kind,
+            "function_call_output" | "custom_tool_call_output" | "tool_search_output"
+        ) {
             match call_id_of(item).filter(|id| !id.is_empty()) {
                 Some(call_id) => {
                     let later = items[index..].iter().any(|other| {
                         other.get("type").and_then(Value::as_str).is_some_and(|t| {
-                            matches!(t, "function_call" | "custom_tool_call" | "local_shell_call")
+                            matches!(
+                                t,
+                                "function_call"
+                                    | "custom_tool_call"
+                                    | "local_shell_call"
+                                    | "tool_search_call"
+                            )
                         }) && call_id_of(other).as_deref() == Some(call_id.as_str())
                     });
                     ledger.output(kind, &call_id, location, later);

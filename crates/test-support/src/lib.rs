@@ -83,6 +83,7 @@ pub use script::MockResponse;
 pub use script::SseEvent;
 pub use script::WireApi;
 pub use script::chat_frame;
+pub use server::EVERY_AGENT;
 pub use server::MockModelServer;
 pub use server::MockServerError;
 pub use server::ServerOptions;

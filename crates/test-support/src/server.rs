@@ -111,6 +111,8 @@ struct ServerState {
     /// Agent ids by nickname, learnt from `spawn_agent` outputs in request histories, for
     /// `{{agent:<nickname>}}` placeholders in scripted responses.
     agent_ids: std::collections::BTreeMap<String, String>,
+    /// The same ids in the order their spawn outputs first appeared, for `{{agent:#N}}`.
+    agent_order: Vec<String>,
     received: usize,
     requests: Vec<CapturedRequest>,
     failures: Vec<String>,
@@ -122,7 +124,14 @@ struct ServerState {
 struct RouteScript {
     script: Vec<MockResponse>,
     next: usize,
+    /// For the catch-all route [`EVERY_AGENT`]: how far each sub-agent thread (by thread id)
+    /// has been served; each walks the script from its start.
+    per_thread: std::collections::HashMap<String, usize>,
 }
+
+/// The route name that answers every sub-agent without a route of its own, each thread
+/// from the start of the same script (for agents whose nicknames a test cannot know).
+pub const EVERY_AGENT: &str = "*";
 
 struct Shared {
     state: Mutex<ServerState>,
@@ -177,8 +186,10 @@ impl MockModelServer {
 
     /// Starts a server that answers each thread from its own script: requests of a root
     /// thread from `script`, requests of a sub-agent from the route named by its nickname
-    /// (`[("Planck", …), ("Goodall", …)]`, see [`CapturedRequest::agent_route`]). A request
-    /// from a sub-agent with no route is refused and recorded as a failure.
+    /// (`[("Planck", …), ("Goodall", …)]`, see [`CapturedRequest::agent_route`]). A route
+    /// named [`EVERY_AGENT`] (`*`) answers every other sub-agent, each thread (told apart by
+    /// the thread id of its turn metadata) from the start of that script. A request from a
+    /// sub-agent with no route is refused and recorded as a failure.
     ///
     /// # Panics
     /// When no port on 127.0.0.1 can be bound; this is a test helper.
@@ -195,10 +206,14 @@ impl MockModelServer {
 
     /// Answers the sub-agent named `route` from `script` (see [`Self::start_routed`]).
     pub fn add_route(&self, route: &str, script: Vec<MockResponse>) {
-        self.shared
-            .lock()
-            .routes
-            .insert(route.to_owned(), RouteScript { script, next: 0 });
+        self.shared.lock().routes.insert(
+            route.to_owned(),
+            RouteScript {
+                script,
+                next: 0,
+                per_thread: std::collections::HashMap::new(),
+            },
+        );
     }
 
     /// Every request a route (sub-agent nickname) received, in arrival order.
@@ -305,8 +320,9 @@ impl MockModelServer {
         let state = self.shared.lock();
         let routes: usize = state
             .routes
-            .values()
-            .map(|r| r.script.len().saturating_sub(r.next))
+            .iter()
+            .filter(|(name, _)| name.as_str() != EVERY_AGENT)
+            .map(|(_, r)| r.script.len().saturating_sub(r.next))
             .sum();
         if self.shared.options.repeat {
             0
@@ -331,6 +347,9 @@ impl MockModelServer {
         if !allow_unused {
             let state = self.shared.lock();
             for (name, route) in &state.routes {
+                if name == EVERY_AGENT {
+                    continue;
+                }
                 let left = route.script.len().saturating_sub(route.next);
                 if left > 0 {
                     problems.push(format!(
@@ -428,7 +447,9 @@ fn plan_request(shared: &Shared, path: &str, headers: &HeaderMap, body: &Bytes) 
     state.received += 1;
     let number = state.received;
     let label = format!("request #{number} (POST {path})");
-    let route = crate::capture::route_of(|name| headers.get(name).and_then(|v| v.to_str().ok()));
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let route = crate::capture::route_of(header);
+    let thread = crate::capture::thread_of(header);
 
     let mut problems = Vec::new();
     let body = match parsed {
@@ -443,7 +464,7 @@ fn plan_request(shared: &Shared, path: &str, headers: &HeaderMap, body: &Bytes) 
             Value::Null
         }
     };
-    learn_agent_ids(&mut state.agent_ids, &body);
+    learn_agent_ids(&mut state, &body);
     if shared.options.capture {
         state.requests.push(CapturedRequest {
             path: path.to_owned(),
@@ -474,35 +495,7 @@ fn plan_request(shared: &Shared, path: &str, headers: &HeaderMap, body: &Bytes) 
         state.failures.push(failure.clone());
         Plan::Reject(StatusCode::INTERNAL_SERVER_ERROR, failure)
     } else if let Some(route) = route.as_deref() {
-        match state.routes.get_mut(route) {
-            Some(script) if script.next < script.script.len() => {
-                let response = script.script[script.next].clone();
-                script.next += 1;
-                Plan::Serve(response)
-            }
-            Some(script) => {
-                let failure = format!(
-                    "{label} from sub-agent {route} arrived after its {} scripted responses were used up",
-                    script.script.len()
-                );
-                state.failures.push(failure.clone());
-                Plan::Reject(StatusCode::INTERNAL_SERVER_ERROR, failure)
-            }
-            None => {
-                let known: Vec<String> = state.routes.keys().cloned().collect();
-                let failure = format!(
-                    "{label} came from sub-agent {route}, which has no script (scripted sub-agents: {}); \
-                     give it one with MockModelServer::start_routed",
-                    if known.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        known.join(", ")
-                    }
-                );
-                state.failures.push(failure.clone());
-                Plan::Reject(StatusCode::INTERNAL_SERVER_ERROR, failure)
-            }
-        }
+        serve_route(&mut state, &label, route, thread.as_deref())
     } else if let Some(response) = take_next(&mut state, shared.options.repeat) {
         let entry = state.next;
         if let (Some(expected), Some(actual)) = (response.wire(), wire)
@@ -524,7 +517,7 @@ fn plan_request(shared: &Shared, path: &str, headers: &HeaderMap, body: &Bytes) 
         Plan::Reject(StatusCode::INTERNAL_SERVER_ERROR, failure)
     };
     let plan = match plan {
-        Plan::Serve(response) => match fill_agent_ids(&response, &state.agent_ids) {
+        Plan::Serve(response) => match fill_agent_ids(&response, &state) {
             Ok(response) => Plan::Serve(response),
             Err(problem) => {
                 let failure = format!("{label}: {problem}");
@@ -539,8 +532,69 @@ fn plan_request(shared: &Shared, path: &str, headers: &HeaderMap, body: &Bytes) 
     plan
 }
 
-/// Remembers the `{"agent_id", "nickname"}` outputs of `spawn_agent` calls in a history.
-fn learn_agent_ids(ids: &mut std::collections::BTreeMap<String, String>, body: &Value) {
+/// The next entry of a sub-agent's script: its own route's, else the catch-all route's
+/// (each thread from the start), else a failure.
+fn serve_route(state: &mut ServerState, label: &str, route: &str, thread: Option<&str>) -> Plan {
+    let failure = |state: &mut ServerState, failure: String| {
+        state.failures.push(failure.clone());
+        Plan::Reject(StatusCode::INTERNAL_SERVER_ERROR, failure)
+    };
+    if let Some(script) = state.routes.get_mut(route) {
+        if let Some(response) = script.script.get(script.next).cloned() {
+            script.next += 1;
+            return Plan::Serve(response);
+        }
+        let used = script.script.len();
+        return failure(
+            state,
+            format!(
+                "{label} from sub-agent {route} arrived after its {used} scripted responses were used up"
+            ),
+        );
+    }
+    if let Some(script) = state.routes.get_mut(EVERY_AGENT) {
+        let Some(thread) = thread else {
+            return failure(
+                state,
+                format!(
+                    "{label} came from sub-agent {route}, whose headers name no thread \
+                     (no thread_id in x-codex-turn-metadata, no thread-id header), so the \
+                     catch-all route `*` cannot tell it from the others"
+                ),
+            );
+        };
+        let next = script.per_thread.entry(thread.to_owned()).or_default();
+        if let Some(response) = script.script.get(*next).cloned() {
+            *next += 1;
+            return Plan::Serve(response);
+        }
+        let used = script.script.len();
+        return failure(
+            state,
+            format!(
+                "{label} from sub-agent thread {thread} arrived after the {used} responses of \
+                 the catch-all route `*` were used up"
+            ),
+        );
+    }
+    let known: Vec<String> = state.routes.keys().cloned().collect();
+    let known = if known.is_empty() {
+        "none".to_owned()
+    } else {
+        known.join(", ")
+    };
+    failure(
+        state,
+        format!(
+            "{label} came from sub-agent {route}, which has no script (scripted sub-agents: \
+             {known}); give it one with MockModelServer::start_routed"
+        ),
+    )
+}
+
+/// Remembers the `{"agent_id", "nickname"}` outputs of `spawn_agent` calls in a history, by
+/// nickname and in the order they first appear.
+fn learn_agent_ids(state: &mut ServerState, body: &Value) {
     let Some(input) = body.get("input").and_then(Value::as_array) else {
         return;
     };
@@ -559,17 +613,18 @@ fn learn_agent_ids(ids: &mut std::collections::BTreeMap<String, String>, body: &
             output.get("agent_id").and_then(Value::as_str),
             output.get("nickname").and_then(Value::as_str),
         ) {
-            ids.insert(nickname.to_owned(), id.to_owned());
+            state.agent_ids.insert(nickname.to_owned(), id.to_owned());
+            if !state.agent_order.iter().any(|known| known == id) {
+                state.agent_order.push(id.to_owned());
+            }
         }
     }
 }
 
-/// The response with each `{{agent:<nickname>}}` replaced by that agent's id, so a script
-/// can address sub-agents whose ids are only known at run time.
-fn fill_agent_ids(
-    response: &MockResponse,
-    ids: &std::collections::BTreeMap<String, String>,
-) -> Result<MockResponse, String> {
+/// The response with each `{{agent:<nickname>}}` replaced by that agent's id, and each
+/// `{{agent:#N}}` by the id of the N-th agent spawned (from 0, in the order the spawn outputs
+/// appeared), so a script can address sub-agents whose ids are only known at run time.
+fn fill_agent_ids(response: &MockResponse, state: &ServerState) -> Result<MockResponse, String> {
     let Ok(mut text) = serde_json::to_string(response) else {
         return Ok(response.clone());
     };
@@ -581,12 +636,26 @@ fn fill_agent_ids(
             return Err("a `{{agent:` placeholder in the script is not closed with `}}`".into());
         };
         let name = &text[start + "{{agent:".len()..start + len];
-        let Some(id) = ids.get(name) else {
-            return Err(format!(
-                "the script names agent {name} ({{{{agent:{name}}}}}), but no spawn_agent output                  in the histories so far gave that nickname"
-            ));
+        let id = match name.strip_prefix('#') {
+            Some(index) => index
+                .parse::<usize>()
+                .ok()
+                .and_then(|index| state.agent_order.get(index))
+                .ok_or_else(|| {
+                    format!(
+                        "the script names agent {name} ({{{{agent:{name}}}}}), but the histories \
+                         so far hold {} spawn_agent output(s)",
+                        state.agent_order.len()
+                    )
+                })?,
+            None => state.agent_ids.get(name).ok_or_else(|| {
+                format!(
+                    "the script names agent {name} ({{{{agent:{name}}}}}), but no spawn_agent \
+                     output in the histories so far gave that nickname"
+                )
+            })?,
         };
-        text.replace_range(start..start + len + 2, id);
+        text.replace_range(start..start + len + 2, &id.clone());
     }
     serde_json::from_str(&text).map_err(|e| format!("the filled-in script entry is not valid: {e}"))
 }

@@ -23,7 +23,9 @@ Serves a scripted model (Responses API and Chat Completions) on 127.0.0.1.\n\
   --script FILE           JSON array of mock responses, one per request\n\
   --port N                port to listen on (default: any free port)\n\
   --repeat                start the script over when it runs out\n\
-  --route NICKNAME=FILE   answer the sub-agent with this nickname from its own script\n";
+  --route NICKNAME=FILE   answer the sub-agent with this nickname from its own script;\n\
+                          NICKNAME * answers every other sub-agent, each thread from the start\n\
+Scripts may name spawned agents as {{agent:NICKNAME}} or {{agent:#N}} (N-th spawned, from 0).\n";
 
 struct Args {
     script: PathBuf,

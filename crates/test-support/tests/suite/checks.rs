@@ -53,6 +53,31 @@ async fn missing_tool_output_is_rejected_and_recorded() {
     assert!(verdict.contains("never requested"), "{verdict}");
 }
 
+/// Codex's deferred tools: a `tool_search_call` needs its `tool_search_output`.
+#[tokio::test]
+async fn tool_search_call_without_its_output_is_rejected() {
+    let server = MockModelServer::start(vec![sse_turn(vec![])]).await;
+    let call = json!({"type": "tool_search_call", "call_id": "ts1", "execution": "client",
+                      "arguments": {"query": "agents"}});
+    let answered = json!({"input": [
+        user("go"),
+        call,
+        {"type": "tool_search_output", "call_id": "ts1", "execution": "client", "tools": []},
+    ]});
+    assert_eq!(
+        history_problems(WireApi::Responses, &answered),
+        Vec::<String>::new()
+    );
+    let body = json!({"input": [user("go"), call]});
+    let response = post(&server.base_url(), "/responses", &body).await;
+    assert_eq!(response.status(), 500);
+    let failures = server.failures();
+    assert!(
+        failures[0].contains("tool_search_call `ts1` at input[1] has no tool_search_output"),
+        "{failures:?}"
+    );
+}
+
 #[tokio::test]
 async fn duplicate_tool_output_is_rejected() {
     let server = MockModelServer::start(vec![sse_turn(vec![])]).await;
