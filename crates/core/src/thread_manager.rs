@@ -270,7 +270,7 @@ impl Shared {
         config: Config,
         mut agent: Option<crate::agents::AgentPlace>,
     ) -> Result<Arc<OspreyThread>, CoreError> {
-        let thread_id = ThreadId::new();
+        let thread_id = agent.as_ref().map_or_else(ThreadId::new, |place| place.id);
         let base_instructions = config
             .base_instructions
             .clone()

@@ -107,8 +107,9 @@ impl AgentControl {
         } else {
             Vec::new()
         };
-        let config = self.child_config(turn, &request, depth, &nickname)?;
+        let id = ThreadId::new();
         let place = AgentPlace {
+            id,
             parent: self.thread_id,
             root,
             depth,
@@ -116,12 +117,12 @@ impl AgentControl {
             initial_status: AgentStatus::PendingInit,
             history,
         };
+        let config = self.child_config(turn, &request, &place)?;
         let thread = manager
             .start_thread(config, Some(place))
             .await
             .map_err(|e| CollabError::Spawn(e.to_string()))?;
         drop(reservation);
-        let id = thread.id();
         let status = self.status(id);
         let turn = Op::UserTurn {
             items: request.input,
@@ -144,13 +145,14 @@ impl AgentControl {
 
     /// The parent's configuration as the child runs it: the turn's cwd, policies and model
     /// (or the overrides), no collaboration tools at the depth limit, and the headers that
-    /// name the thread to the model provider (as Codex sends them).
+    /// name the thread to the model provider as Codex sends them: `x-openai-subagent`,
+    /// `x-codex-parent-thread-id`, `session-id` (the tree's root), `thread-id` (the child)
+    /// and `x-codex-turn-metadata`, whose `thread_id` lets a server tell the children apart.
     fn child_config(
         &self,
         turn: &TurnContext,
         request: &SpawnRequest,
-        depth: u32,
-        nickname: &str,
+        place: &AgentPlace,
     ) -> Result<osprey_config::Config, CollabError> {
         let mut config = (*turn.config).clone();
         config.cwd = turn.cwd.clone();
@@ -167,23 +169,17 @@ impl AgentControl {
             .or_else(|| config.agents.default_subagent_model.clone())
             .unwrap_or_else(|| turn.model.clone());
         config.model_reasoning_effort = request.effort.or(turn.effort);
-        if depth >= config.agents.max_depth {
+        if place.depth >= config.agents.max_depth {
             config.features.set(MULTI_AGENT, false);
         }
-        let parent = self.thread_id.to_string();
-        let metadata = json!({
-            "thread_source": "subagent",
-            "subagent_kind": "thread_spawn",
-            "parent_thread_id": parent,
-            "parent_turn_id": turn.turn_id.0,
-            "agent_name": "/root",
-            "agent_nickname": nickname,
-            "depth": depth,
-        });
         let headers = &mut config.model_provider.http_headers;
+        let metadata = child_metadata(headers.get(TURN_METADATA).map(String::as_str), turn, place);
+        let parent = place.parent.to_string();
         headers.insert("x-openai-subagent".into(), "collab_spawn".into());
         headers.insert("x-codex-parent-thread-id".into(), parent);
-        headers.insert("x-codex-turn-metadata".into(), metadata.to_string());
+        headers.insert("session-id".into(), place.root.to_string());
+        headers.insert("thread-id".into(), place.id.to_string());
+        headers.insert(TURN_METADATA.into(), metadata.to_string());
         Ok(config)
     }
 
@@ -352,6 +348,36 @@ impl AgentControl {
         }
         shut_down(&manager, closed).await;
     }
+}
+
+/// The header Codex names a request's thread and turn in.
+const TURN_METADATA: &str = "x-codex-turn-metadata";
+
+/// A child's turn metadata (the fields of Codex's that a static header can carry; the
+/// child's own turn id changes per turn and is left out). `root_turn_id` is the root's turn
+/// that started the tree: the parent's own `root_turn_id` when the parent is itself a child
+/// (read from its metadata header), else the parent's turn.
+fn child_metadata(
+    parent_metadata: Option<&str>,
+    turn: &TurnContext,
+    place: &AgentPlace,
+) -> serde_json::Value {
+    let root_turn = parent_metadata
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(text).ok())
+        .and_then(|meta| meta.get("root_turn_id")?.as_str().map(str::to_string))
+        .unwrap_or_else(|| turn.turn_id.0.clone());
+    json!({
+        "session_id": place.root.to_string(),
+        "thread_id": place.id.to_string(),
+        "thread_source": "subagent",
+        "subagent_kind": "thread_spawn",
+        "parent_thread_id": place.parent.to_string(),
+        "parent_turn_id": turn.turn_id.0,
+        "root_turn_id": root_turn,
+        "agent_name": "/root",
+        "agent_nickname": place.nickname,
+        "depth": place.depth,
+    })
 }
 
 /// Shuts the threads down and forgets their handles in the manager.

@@ -53,6 +53,9 @@ pub struct SpawnedThread {
 /// Where a new thread sits in its agent tree.
 #[derive(Debug, Clone)]
 pub(crate) struct AgentPlace {
+    /// The thread's id, chosen before it starts so that the headers of its model requests
+    /// (in its configuration) can name it.
+    pub id: ThreadId,
     pub parent: ThreadId,
     pub root: ThreadId,
     pub depth: u32,

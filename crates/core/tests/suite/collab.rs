@@ -208,6 +208,42 @@ async fn a_parent_spawns_two_children_waits_for_each_closes_them_and_answers() {
         child_requests[0].header("x-codex-parent-thread-id"),
         Some(parent.id().to_string().as_str())
     );
+    // Each child's requests name its own thread (so a server can tell the children apart),
+    // its tree's root, and the parent turn that spawned it, as Codex's turn metadata does.
+    let parent_turn = events
+        .iter()
+        .find_map(|e| e.turn_id.clone())
+        .expect("the parent's events carry its turn id")
+        .0;
+    for (nickname, child_id) in [("Planck", &a_id), ("Goodall", &b_id)] {
+        for request in server.requests_for(nickname) {
+            let metadata: Value =
+                serde_json::from_str(request.header("x-codex-turn-metadata").unwrap()).unwrap();
+            assert_eq!(
+                (
+                    &metadata["thread_id"],
+                    &metadata["session_id"],
+                    &metadata["parent_thread_id"],
+                    &metadata["parent_turn_id"],
+                    &metadata["root_turn_id"],
+                    &metadata["thread_source"],
+                ),
+                (
+                    &json!(child_id),
+                    &json!(parent.id().to_string()),
+                    &json!(parent.id().to_string()),
+                    &json!(parent_turn),
+                    &json!(parent_turn),
+                    &json!("subagent"),
+                ),
+                "{nickname}: {metadata}"
+            );
+            assert_eq!(request.thread_id().as_deref(), Some(child_id.as_str()));
+            assert_eq!(request.header("thread-id"), Some(child_id.as_str()));
+            let root = parent.id().to_string();
+            assert_eq!(request.header("session-id"), Some(root.as_str()));
+        }
+    }
     assert_eq!(
         child_requests[0].user_texts().last().unwrap(),
         "Run echo A and report."
