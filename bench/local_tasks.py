@@ -42,7 +42,8 @@ import sys
 import tempfile
 import time
 
-from local_tasks_set import TASKS
+sys.dont_write_bytecode = True  # no __pycache__ in bench/
+from local_tasks_set import TASKS  # noqa: E402
 
 ABLATION = [
     ("none", {"constrained_decoding": "false", "tool_profile": '"standard"',

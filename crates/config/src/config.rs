@@ -347,6 +347,13 @@ fn resolve_local_model(raw: LocalModelToml) -> Result<LocalModelConfig, String> 
         tool_profile: raw.tool_profile.unwrap_or(default.tool_profile),
         loop_guard: raw.loop_guard.unwrap_or(default.loop_guard),
         prefix_cache: raw.prefix_cache.unwrap_or(default.prefix_cache),
+        read_before_write: raw.read_before_write.unwrap_or(default.read_before_write),
+        verify_named_check: raw.verify_named_check.unwrap_or(default.verify_named_check),
+        answer_from_evidence: raw
+            .answer_from_evidence
+            .unwrap_or(default.answer_from_evidence),
+        related_files: raw.related_files.unwrap_or(default.related_files),
+        write_diff: raw.write_diff.unwrap_or(default.write_diff),
     })
 }
 

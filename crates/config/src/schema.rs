@@ -71,6 +71,11 @@ pub(crate) struct LocalModelToml {
     pub tool_profile: Option<LocalToolProfile>,
     pub loop_guard: Option<bool>,
     pub prefix_cache: Option<bool>,
+    pub read_before_write: Option<bool>,
+    pub verify_named_check: Option<bool>,
+    pub answer_from_evidence: Option<bool>,
+    pub related_files: Option<bool>,
+    pub write_diff: Option<bool>,
 }
 
 /// `[agents]` (Codex's multi-agent limits; `min_wait_timeout_ms` and

@@ -46,6 +46,16 @@ pub struct LocalModelConfig {
     pub loop_guard: bool,
     /// Save and reload the KV state of the fixed prompt prefix under `$OSPREY_HOME/models`.
     pub prefix_cache: bool,
+    /// Refuse a write to an existing file not read in the turn, showing the file instead.
+    pub read_before_write: bool,
+    /// Ask once to run the command (or check the output) the request names.
+    pub verify_named_check: bool,
+    /// Ask once to read the project's files when a question is answered without looking.
+    pub answer_from_evidence: bool,
+    /// After a write, name the other files that still mention identifiers it removed.
+    pub related_files: bool,
+    /// Show each write's diff in its result.
+    pub write_diff: bool,
 }
 
 impl LocalModelConfig {
@@ -63,6 +73,11 @@ impl Default for LocalModelConfig {
             tool_profile: LocalToolProfile::Local,
             loop_guard: true,
             prefix_cache: true,
+            read_before_write: true,
+            verify_named_check: true,
+            answer_from_evidence: true,
+            related_files: true,
+            write_diff: true,
         }
     }
 }

@@ -51,6 +51,16 @@ pub enum TurnAid {
     FinishNudge,
     /// Show the working directory's files and the available commands at thread start.
     ProjectFiles,
+    /// Refuse a write to an existing file not read in the turn, showing the file instead.
+    ReadBeforeWrite,
+    /// Ask once to run the command (or check the output) the request names.
+    VerifyNamedCheck,
+    /// Ask once to read the project's files when a question is answered without looking.
+    AnswerFromEvidence,
+    /// After a write, name the other files that still mention identifiers it removed.
+    RelatedFiles,
+    /// Show each write's diff in its result.
+    WriteDiff,
 }
 
 /// The shell tool a standard profile offers.
@@ -159,9 +169,16 @@ impl ToolProfile {
                 ProfileTool::offered(names::LIST_DIR, Compact),
                 ProfileTool::offered(names::SHELL_COMMAND, Compact),
             ],
+            // The read-before-write refusal goes first: a refused write is not a call the
+            // other aids should count (the loop guard would see its retry as a repeat).
             aids: vec![
+                TurnAid::ReadBeforeWrite,
                 TurnAid::LoopGuard,
+                TurnAid::VerifyNamedCheck,
                 TurnAid::FinishNudge,
+                TurnAid::AnswerFromEvidence,
+                TurnAid::RelatedFiles,
+                TurnAid::WriteDiff,
                 TurnAid::ProjectFiles,
             ],
         }

@@ -12,7 +12,9 @@
 //! 5. [`TurnInspector::before_finish`] — when the model answered without calls and the turn
 //!    would end (may record a reminder and go on).
 
+mod check_aids;
 mod local_aids;
+mod write_aids;
 
 use osprey_model::Prompt;
 use osprey_protocol::ResponseItem;
@@ -29,6 +31,12 @@ pub(crate) enum CallVerdict {
     StopTurn {
         output: ToolOutput,
         warning: String,
+    },
+    /// Do not run the batch: answer every call with `output` and go on with the turn (the
+    /// model gets another request). Inspectors after the one that says so do not see the
+    /// batch, since it did not run.
+    Answer {
+        output: ToolOutput,
     },
 }
 
@@ -80,6 +88,13 @@ impl TurnInspectors {
                     TurnAid::LoopGuard => Box::<local_aids::LoopGuard>::default(),
                     TurnAid::FinishNudge => Box::new(local_aids::FinishNudge::new(start)),
                     TurnAid::ProjectFiles => Box::new(local_aids::ProjectFiles),
+                    TurnAid::ReadBeforeWrite => Box::new(write_aids::ReadBeforeWrite::new(start)),
+                    TurnAid::VerifyNamedCheck => Box::new(check_aids::VerifyNamedCheck::new(start)),
+                    TurnAid::AnswerFromEvidence => {
+                        Box::new(check_aids::AnswerFromEvidence::new(start))
+                    }
+                    TurnAid::RelatedFiles => Box::new(write_aids::RelatedFiles::new(start)),
+                    TurnAid::WriteDiff => Box::new(write_aids::WriteDiff::new(start)),
                 }
             })
             .collect();
@@ -99,12 +114,17 @@ impl TurnInspectors {
         }
     }
 
-    /// Every inspector sees the batch; the first that stops the turn decides.
+    /// Every inspector sees the batch; the first that stops the turn decides. An inspector
+    /// that answers the batch instead of running it ends the round: the later ones never
+    /// see a batch that did not run.
     pub(crate) fn before_tool_calls(&mut self, calls: &[ToolCall]) -> CallVerdict {
         let mut verdict = CallVerdict::Run;
         for inspector in &mut self.inspectors {
             let said = inspector.before_tool_calls(calls);
             if matches!(verdict, CallVerdict::Run) {
+                if matches!(said, CallVerdict::Answer { .. }) {
+                    return said;
+                }
                 verdict = said;
             }
         }
@@ -155,6 +175,28 @@ mod tests {
         let mut set = TurnInspectors::for_turn(&profile, &start(dir.path(), &[]));
         assert!(set.initial_context(&start(dir.path(), &[])).is_empty());
         assert_eq!(set.before_finish(Some("I would call write_file")), None);
+    }
+
+    #[test]
+    fn a_refused_write_is_not_seen_by_the_aids_after_the_refusal() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.py"), "x = 1\n").unwrap();
+        let names = vec!["write_file".to_string()];
+        let mut set = TurnInspectors::for_turn(&ToolProfile::local(), &start(dir.path(), &names));
+        let write = ToolCall {
+            call_id: "w".to_string(),
+            tool_name: "write_file".to_string(),
+            payload: ToolPayload::Function {
+                arguments: r#"{"path":"a.py","content":"x = 2\n"}"#.to_string(),
+            },
+        };
+        let CallVerdict::Answer { output } = set.before_tool_calls(std::slice::from_ref(&write))
+        else {
+            panic!("an unread file is shown, not overwritten");
+        };
+        assert!(output.text.contains("1\tx = 1"), "{}", output.text);
+        // The same write again runs: the loop guard never saw the refused one.
+        assert!(matches!(set.before_tool_calls(&[write]), CallVerdict::Run));
     }
 
     #[test]

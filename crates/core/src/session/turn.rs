@@ -228,18 +228,27 @@ async fn step(
             None => Step::Continue,
         };
     }
-    if let CallVerdict::StopTurn { output, warning } = state.inspectors.before_tool_calls(&calls) {
-        // Answer the calls so the history stays valid, then stop.
-        session.record(calls.iter().map(|call| call.output_item(output.clone())));
-        emit_usage(session, turn, usage_event);
-        session.events().emit(
-            Some(&turn.turn_id),
-            EventMsg::Warning {
-                message: warning.clone(),
-            },
-        );
-        state.last_agent_message.get_or_insert(warning);
-        return Step::End(TurnEnd::Completed);
+    match state.inspectors.before_tool_calls(&calls) {
+        CallVerdict::Run => {}
+        CallVerdict::StopTurn { output, warning } => {
+            // Answer the calls so the history stays valid, then stop.
+            session.record(calls.iter().map(|call| call.output_item(output.clone())));
+            emit_usage(session, turn, usage_event);
+            session.events().emit(
+                Some(&turn.turn_id),
+                EventMsg::Warning {
+                    message: warning.clone(),
+                },
+            );
+            state.last_agent_message.get_or_insert(warning);
+            return Step::End(TurnEnd::Completed);
+        }
+        CallVerdict::Answer { output } => {
+            // Not run: the answer goes to the model, which tries again.
+            session.record(calls.iter().map(|call| call.output_item(output.clone())));
+            emit_usage(session, turn, usage_event);
+            return Step::Continue;
+        }
     }
     let outcome = run_calls(session, turn, state, calls, cancel).await;
     emit_usage(session, turn, usage_event);

@@ -43,11 +43,23 @@ pub fn profile_for(config: &Config) -> ToolProfile {
             ToolProfile::standard(&standard_tools(config, choice.freeform_tools))
         }
     };
-    if choice.loop_guard {
+    let profile = if choice.loop_guard {
         profile.with_aid(TurnAid::LoopGuard)
     } else {
         profile.without_aid(TurnAid::LoopGuard)
-    }
+    };
+    // The local profile's harness aids, each switched by its `[local_model]` key.
+    let local = &config.local_model;
+    [
+        (TurnAid::ReadBeforeWrite, local.read_before_write),
+        (TurnAid::VerifyNamedCheck, local.verify_named_check),
+        (TurnAid::AnswerFromEvidence, local.answer_from_evidence),
+        (TurnAid::RelatedFiles, local.related_files),
+        (TurnAid::WriteDiff, local.write_diff),
+    ]
+    .into_iter()
+    .filter(|(_, on)| !on)
+    .fold(profile, |profile, (aid, _)| profile.without_aid(aid))
 }
 
 fn standard_tools(config: &Config, freeform_tools: bool) -> StandardTools {
@@ -223,6 +235,37 @@ mod tests {
             registry.names(),
             ["write_file", "read_file", "list_dir", "shell_command"]
         );
+    }
+
+    #[test]
+    fn each_harness_aid_has_its_own_switch() {
+        let aids = [
+            TurnAid::ReadBeforeWrite,
+            TurnAid::VerifyNamedCheck,
+            TurnAid::AnswerFromEvidence,
+            TurnAid::RelatedFiles,
+            TurnAid::WriteDiff,
+        ];
+        let all = profile_for(&local_config(osprey_config::LocalToolProfile::Local));
+        assert!(aids.iter().all(|aid| all.has_aid(*aid)), "on by default");
+        for (i, aid) in aids.iter().enumerate() {
+            let mut config = local_config(osprey_config::LocalToolProfile::Local);
+            let switches = [
+                &mut config.local_model.read_before_write,
+                &mut config.local_model.verify_named_check,
+                &mut config.local_model.answer_from_evidence,
+                &mut config.local_model.related_files,
+                &mut config.local_model.write_diff,
+            ];
+            *switches.into_iter().nth(i).unwrap() = false;
+            let profile = profile_for(&config);
+            assert!(!profile.has_aid(*aid), "{aid:?} off");
+            let others_on = aids
+                .iter()
+                .filter(|other| *other != aid)
+                .all(|other| profile.has_aid(*other));
+            assert!(others_on, "only {aid:?} is off");
+        }
     }
 
     #[test]

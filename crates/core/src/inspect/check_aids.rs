@@ -1,0 +1,428 @@
+//! Finish checks for the local model, each asked for by a [`osprey_tools::TurnAid`] and
+//! switched by a `[local_model]` key. Each asks at most once per turn, and the answer after
+//! it must be a call (`tool_choice = "required"`):
+//!
+//! - [`VerifyNamedCheck`] (`verify_named_check`): the request names a command ("check with
+//!   sh check.sh", "run python3 pages.py") or an expected output ("should print 4"), and
+//!   the model ends its turn without having run it since its last write;
+//! - [`AnswerFromEvidence`] (`answer_from_evidence`): the request is a question, the project
+//!   has files, and the model answers without having read any.
+
+use osprey_model::{Prompt, ToolChoice};
+use osprey_protocol::ResponseItem;
+use osprey_tools::names::{APPLY_PATCH, READ_FILE, SHELL_COMMAND, WRITE_FILE};
+
+use super::{CallVerdict, TurnInspector, TurnStart};
+use crate::tools::call::{ToolCall, ToolPayload};
+
+/// Programs that start a check a person names in a request.
+const CHECK_PROGRAMS: [&str; 16] = [
+    "python3", "python", "node", "npm", "npx", "bash", "sh", "make", "pytest", "cargo", "go",
+    "deno", "ruby", "perl", "java", "gcc",
+];
+
+/// Programs whose first argument is a subcommand word (`make test`, `npm test`).
+const SUBCOMMAND_PROGRAMS: [&str; 5] = ["make", "npm", "npx", "cargo", "go"];
+
+/// Words that end a command named in prose ("run node max.js to check", "so that python3 -m
+/// unittest still passes").
+const PROSE_WORDS: [&str; 30] = [
+    "to", "and", "then", "so", "but", "again", "still", "should", "must", "prints", "print",
+    "printed", "outputs", "is", "are", "was", "with", "for", "on", "in", "it", "the", "a", "that",
+    "which", "when", "fails", "passes", "works", "now",
+];
+
+/// The command of a shell call.
+fn command_of(call: &ToolCall) -> Option<String> {
+    if call.tool_name != SHELL_COMMAND {
+        return None;
+    }
+    let ToolPayload::Function { arguments } = &call.payload else {
+        return None;
+    };
+    let value: serde_json::Value = serde_json::from_str(arguments).ok()?;
+    value.get("command")?.as_str().map(str::to_owned)
+}
+
+/// Commands a request names: spans in backticks that start with a word, and phrases that
+/// start with a known program (`python3 -m unittest test_stats`, `node max.js`), up to the
+/// end of the clause.
+pub(crate) fn named_commands(request: &str) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    let mut push = |command: String| {
+        if !command.is_empty() && !found.contains(&command) {
+            found.push(command);
+        }
+    };
+    for (i, span) in request.split('`').enumerate() {
+        let span = span.trim();
+        if i % 2 == 1
+            && span.contains(' ')
+            && span.starts_with(|c: char| c.is_ascii_alphabetic() || c == '.')
+        {
+            push(span.to_string());
+        }
+    }
+    let words: Vec<&str> = request.split_whitespace().collect();
+    let mut i = 0;
+    while i < words.len() {
+        let (program, ended) = clean(words[i]);
+        if !CHECK_PROGRAMS.contains(&program) {
+            i += 1;
+            continue;
+        }
+        let mut command = vec![program];
+        let mut end = ended;
+        i += 1;
+        while !end && i < words.len() {
+            let (word, ended) = clean(words[i]);
+            let looks_like_argument = word.starts_with('-')
+                || word.contains(['.', '/', '_', '='])
+                || word.chars().any(|c| c.is_ascii_digit());
+            // A plain word is an argument only as a flag's value (`-m unittest`) or a
+            // subcommand (`make test`); otherwise the prose goes on ("a bash script").
+            let plain_argument = !PROSE_WORDS.contains(&word)
+                && (command.last().is_some_and(|w| w.starts_with('-'))
+                    || (command.len() == 1 && SUBCOMMAND_PROGRAMS.contains(&program)));
+            if word.is_empty() || !(looks_like_argument || plain_argument) {
+                break;
+            }
+            command.push(word);
+            end = ended;
+            i += 1;
+        }
+        // A bare program counts only at the end of a clause ("run it with node.").
+        if command.len() == 1 && !end {
+            continue;
+        }
+        push(command.join(" "));
+    }
+    found
+}
+
+/// A word without surrounding quotes and clause punctuation, and whether a clause ends
+/// after it ("check.sh." → ("check.sh", true)).
+fn clean(word: &str) -> (&str, bool) {
+    let trimmed = word.trim_matches(|c| "`'\"()".contains(c));
+    let ended = trimmed.ends_with(['.', ',', ';', ':', '!', '?']);
+    (
+        trimmed.trim_end_matches(['.', ',', ';', ':', '!', '?']),
+        ended || word.ends_with(['.', ',', ';', ':', '!', '?', ')']),
+    )
+}
+
+/// True when `ran` runs `named`: every argument of the named command appears in it (a
+/// leading `./` aside), or, for a bare program, the program starts it.
+fn runs(ran: &str, named: &str) -> bool {
+    let named: Vec<&str> = named.split_whitespace().collect();
+    let ran: Vec<&str> = ran
+        .split_whitespace()
+        .map(|w| w.trim_start_matches("./"))
+        .collect();
+    match named.as_slice() {
+        [] => false,
+        [program] => ran.contains(program),
+        [_, arguments @ ..] => arguments
+            .iter()
+            .all(|a| ran.contains(&a.trim_start_matches("./"))),
+    }
+}
+
+/// True when the request says what the output should be ("should print 4").
+fn names_expected_output(request: &str) -> bool {
+    let lower = request.to_lowercase();
+    [
+        "should print",
+        "should output",
+        "should show",
+        "must print",
+        "expected output",
+    ]
+    .iter()
+    .any(|phrase| lower.contains(phrase))
+}
+
+/// Asks once to run the check the request names when nothing ran it since the last write.
+pub(crate) struct VerifyNamedCheck {
+    named: Vec<String>,
+    expects_output: bool,
+    /// Commands run since the last write (all of them when nothing was written).
+    ran_since_write: Vec<String>,
+    asked: bool,
+    require_call: bool,
+}
+
+impl VerifyNamedCheck {
+    pub(crate) fn new(start: &TurnStart<'_>) -> Self {
+        Self {
+            named: named_commands(start.request),
+            expects_output: names_expected_output(start.request),
+            ran_since_write: Vec::new(),
+            asked: false,
+            require_call: false,
+        }
+    }
+
+    /// The reminder to give when the turn would end now.
+    fn check(&mut self) -> Option<ResponseItem> {
+        if self.asked {
+            return None;
+        }
+        let unrun: Vec<&String> = self
+            .named
+            .iter()
+            .filter(|named| !self.ran_since_write.iter().any(|ran| runs(ran, named)))
+            .collect();
+        let text = if let Some(first) = unrun.first() {
+            format!(
+                "The task names the check `{first}`, and it has not run since your last \
+                 change. Run it now with shell_command and read its output."
+            )
+        } else if self.named.is_empty() && self.expects_output && self.ran_since_write.is_empty() {
+            "The task says what the output should be, and nothing has run since your last \
+             change. Run the program now with shell_command and compare its output."
+                .to_string()
+        } else {
+            return None;
+        };
+        self.asked = true;
+        self.require_call = true;
+        Some(ResponseItem::user_text(text))
+    }
+}
+
+impl TurnInspector for VerifyNamedCheck {
+    fn before_request(&mut self, prompt: &mut Prompt) {
+        if std::mem::take(&mut self.require_call) {
+            prompt.tool_choice = ToolChoice::Required;
+        }
+    }
+
+    fn before_tool_calls(&mut self, calls: &[ToolCall]) -> CallVerdict {
+        for call in calls {
+            if [WRITE_FILE, APPLY_PATCH].contains(&call.tool_name.as_str()) {
+                self.ran_since_write.clear();
+            } else if let Some(command) = command_of(call) {
+                self.ran_since_write.push(command);
+            }
+        }
+        CallVerdict::Run
+    }
+
+    fn before_finish(&mut self, _answer: Option<&str>) -> Option<ResponseItem> {
+        self.check()
+    }
+}
+
+/// Question words that open a request asking about the project.
+const QUESTION_WORDS: [&str; 12] = [
+    "what", "which", "where", "how", "who", "when", "why", "is", "are", "does", "do", "can",
+];
+
+/// True when the request asks a question.
+fn is_question(request: &str) -> bool {
+    let first = request
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .to_lowercase();
+    request.contains('?') || QUESTION_WORDS.contains(&first.as_str())
+}
+
+/// True when `cwd` has an entry that is not hidden.
+fn has_files(cwd: &std::path::Path) -> bool {
+    std::fs::read_dir(cwd).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|e| !e.file_name().to_string_lossy().starts_with('.'))
+    })
+}
+
+/// Asks once to look at the project's files when a question is answered without reading any.
+pub(crate) struct AnswerFromEvidence {
+    applies: bool,
+    looked: bool,
+    asked: bool,
+    require_call: bool,
+}
+
+impl AnswerFromEvidence {
+    pub(crate) fn new(start: &TurnStart<'_>) -> Self {
+        Self {
+            applies: is_question(start.request) && has_files(start.cwd),
+            looked: false,
+            asked: false,
+            require_call: false,
+        }
+    }
+}
+
+impl TurnInspector for AnswerFromEvidence {
+    fn before_request(&mut self, prompt: &mut Prompt) {
+        if std::mem::take(&mut self.require_call) {
+            prompt.tool_choice = ToolChoice::Required;
+        }
+    }
+
+    fn before_tool_calls(&mut self, calls: &[ToolCall]) -> CallVerdict {
+        if calls
+            .iter()
+            .any(|c| c.tool_name == READ_FILE || c.tool_name == SHELL_COMMAND)
+        {
+            self.looked = true;
+        }
+        CallVerdict::Run
+    }
+
+    fn before_finish(&mut self, _answer: Option<&str>) -> Option<ResponseItem> {
+        if !self.applies || self.looked || self.asked {
+            return None;
+        }
+        self.asked = true;
+        self.require_call = true;
+        Some(ResponseItem::user_text(
+            "You answered without opening any file. The answer must come from this \
+             project's files: read the file that holds it (see the file list) with read_file, \
+             then answer from what it says.",
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn call(tool: &str, arguments: serde_json::Value) -> ToolCall {
+        ToolCall {
+            call_id: "c".to_string(),
+            tool_name: tool.to_string(),
+            payload: ToolPayload::Function {
+                arguments: arguments.to_string(),
+            },
+        }
+    }
+
+    fn shell(command: &str) -> ToolCall {
+        call(SHELL_COMMAND, serde_json::json!({ "command": command }))
+    }
+
+    fn write() -> ToolCall {
+        call(
+            WRITE_FILE,
+            serde_json::json!({"path": "a.py", "content": ""}),
+        )
+    }
+
+    fn start<'a>(request: &'a str, cwd: &'a std::path::Path) -> TurnStart<'a> {
+        TurnStart {
+            request,
+            cwd,
+            tool_names: &[],
+            command_path: None,
+        }
+    }
+
+    #[test]
+    fn commands_are_read_from_the_request() {
+        let cases: [(&str, &[&str]); 8] = [
+            ("Check your work with sh check.sh.", &["sh check.sh"]),
+            (
+                "node max.js should print 9. Fix it and run node max.js to check.",
+                &["node max.js"],
+            ),
+            (
+                "The test fails when I run python3 -m unittest test_stats. Fix it.",
+                &["python3 -m unittest test_stats"],
+            ),
+            (
+                "Rename it so that python3 -m unittest still passes.",
+                &["python3 -m unittest"],
+            ),
+            ("Run `make test` when done.", &["make test"]),
+            (
+                "Write a bash script count_lines.sh that prints the count.",
+                &[],
+            ),
+            ("Create fizz.js. Run it with node.", &["node"]),
+            ("Which port does the service listen on?", &[]),
+        ];
+        for (request, want) in cases {
+            assert_eq!(named_commands(request), want, "{request}");
+        }
+    }
+
+    #[test]
+    fn asks_once_for_the_named_check_when_it_did_not_run_after_the_last_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut aid =
+            VerifyNamedCheck::new(&start("Check your work with sh check.sh.", dir.path()));
+        aid.before_tool_calls(&[shell("sh check.sh")]);
+        aid.before_tool_calls(&[write()]);
+        aid.before_tool_calls(&[shell("python3 -c 'import a'")]);
+        let reminder = aid.before_finish(Some("Done.")).unwrap();
+        assert!(
+            reminder.message_text().unwrap().contains("`sh check.sh`"),
+            "{reminder:?}"
+        );
+        let mut prompt = Prompt::default();
+        aid.before_request(&mut prompt);
+        assert_eq!(prompt.tool_choice, ToolChoice::Required);
+        assert_eq!(aid.before_finish(Some("Done.")), None, "once");
+    }
+
+    #[test]
+    fn a_run_of_the_named_check_after_the_write_ends_the_turn() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut aid =
+            VerifyNamedCheck::new(&start("Check your work with sh check.sh.", dir.path()));
+        aid.before_tool_calls(&[write()]);
+        aid.before_tool_calls(&[shell("sh ./check.sh")]);
+        assert_eq!(aid.before_finish(Some("Done.")), None);
+        let mut none = VerifyNamedCheck::new(&start("Create hello.py.", dir.path()));
+        assert_eq!(none.before_finish(Some("Done.")), None, "no check named");
+    }
+
+    #[test]
+    fn an_expected_output_asks_for_a_run_after_the_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut aid = VerifyNamedCheck::new(&start("pages.py should print 4; fix it.", dir.path()));
+        aid.before_tool_calls(&[write()]);
+        let reminder = aid.before_finish(Some("Fixed.")).unwrap();
+        assert!(
+            reminder
+                .message_text()
+                .unwrap()
+                .contains("what the output should be")
+        );
+    }
+
+    #[test]
+    fn a_question_answered_without_reading_asks_once_to_look() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("service.toml"), "port = 8731\n").unwrap();
+        let question = "Which port does the service listen on?";
+        let mut aid = AnswerFromEvidence::new(&start(question, dir.path()));
+        let reminder = aid.before_finish(Some("8080")).unwrap();
+        assert!(reminder.message_text().unwrap().contains("read_file"));
+        let mut prompt = Prompt::default();
+        aid.before_request(&mut prompt);
+        assert_eq!(prompt.tool_choice, ToolChoice::Required);
+        assert_eq!(aid.before_finish(Some("8080")), None, "once");
+
+        // Read first: no reminder.
+        let mut aid = AnswerFromEvidence::new(&start(question, dir.path()));
+        aid.before_tool_calls(&[call(
+            READ_FILE,
+            serde_json::json!({"file_path": "service.toml"}),
+        )]);
+        assert_eq!(aid.before_finish(Some("8731")), None);
+
+        // Not a question, or nothing to read: no reminder.
+        let mut aid = AnswerFromEvidence::new(&start("Create hello.py.", dir.path()));
+        assert_eq!(aid.before_finish(Some("Done.")), None);
+        let empty = tempfile::tempdir().unwrap();
+        let mut aid = AnswerFromEvidence::new(&start(question, empty.path()));
+        assert_eq!(aid.before_finish(Some("8080")), None);
+    }
+}

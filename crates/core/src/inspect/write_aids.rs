@@ -1,0 +1,579 @@
+//! Turn inspectors around the local model's whole-file writes (`write_file`), each asked for
+//! by a [`osprey_tools::TurnAid`] and switched by a `[local_model]` key:
+//!
+//! - [`ReadBeforeWrite`] (`read_before_write`): a write to an existing file the model has not
+//!   read in the turn is not made; the result shows the file's current content with line
+//!   numbers and asks for the write again. A small model otherwise rewrites a file from its
+//!   guess of what is in it.
+//! - [`WriteDiff`] (`write_diff`): a write's result shows the diff it made, so the model sees
+//!   what it changed (an integer division turned into a float one, a line it dropped).
+//! - [`RelatedFiles`] (`related_files`): a write's result names the other files that still
+//!   mention identifiers the write removed, so a rename or a signature change reaches every
+//!   file, not only the first.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use osprey_protocol::{FunctionCallOutputPayload, ResponseItem};
+use osprey_tools::names::{READ_FILE, SHELL_COMMAND, WRITE_FILE};
+
+use super::{CallVerdict, TurnInspector, TurnStart};
+use crate::tools::call::{ToolCall, ToolOutput, ToolPayload};
+
+/// Most lines of a file shown when a write is sent back.
+const SHOWN_LINES: usize = 400;
+/// Most diff lines added to a write's result.
+const DIFF_LINES: usize = 80;
+/// Most files walked when looking for other mentions, and the largest file read.
+const WALK_FILES: usize = 2000;
+const WALK_FILE_BYTES: u64 = 256 * 1024;
+
+/// One string argument of a JSON function call.
+fn string_argument(call: &ToolCall, key: &str) -> Option<String> {
+    let ToolPayload::Function { arguments } = &call.payload else {
+        return None;
+    };
+    let value: serde_json::Value = serde_json::from_str(arguments).ok()?;
+    value.get(key)?.as_str().map(str::to_owned)
+}
+
+/// `path` as the tools resolve it: relative to the working directory, or absolute.
+fn resolve(cwd: &Path, path: &str) -> PathBuf {
+    let path = Path::new(path);
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        cwd.join(path)
+    }
+}
+
+/// A path without `.` components, so `./a.py` and `a.py` are the same file.
+fn normal(path: &Path) -> PathBuf {
+    path.components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect()
+}
+
+/// The target of a `write_file` call, with its new content.
+fn write_target(cwd: &Path, call: &ToolCall) -> Option<(String, PathBuf, String)> {
+    if call.tool_name != WRITE_FILE {
+        return None;
+    }
+    let path = string_argument(call, "path")?;
+    let content = string_argument(call, "content")?;
+    let target = normal(&resolve(cwd, &path));
+    Some((path, target, content))
+}
+
+/// Commands that show a file's content when given its name.
+const READING_COMMANDS: [&str; 8] = ["cat", "head", "tail", "nl", "sed", "less", "more", "grep"];
+
+/// Refuses a write to an existing file the model has not seen in this turn, and shows the
+/// file instead. Seen means: read with `read_file`, shown by a reading command (`cat a.py`),
+/// written by the model itself, or shown by this refusal — so each file is refused at most
+/// once, and the write that follows the refusal goes through.
+pub(crate) struct ReadBeforeWrite {
+    cwd: PathBuf,
+    seen: HashSet<PathBuf>,
+}
+
+impl ReadBeforeWrite {
+    pub(crate) fn new(start: &TurnStart<'_>) -> Self {
+        Self {
+            cwd: start.cwd.to_path_buf(),
+            seen: HashSet::new(),
+        }
+    }
+
+    /// Notes the files a call reads; returns the refusal for a write of an unseen file.
+    fn check(&mut self, call: &ToolCall) -> Option<String> {
+        if call.tool_name == READ_FILE {
+            if let Some(path) = string_argument(call, "file_path") {
+                self.seen.insert(normal(&resolve(&self.cwd, &path)));
+            }
+            return None;
+        }
+        if call.tool_name == SHELL_COMMAND {
+            let command = string_argument(call, "command")?;
+            self.note_shell_reads(&command);
+            return None;
+        }
+        let (path, target, _) = write_target(&self.cwd, call)?;
+        let first_sight = self.seen.insert(target.clone());
+        if !first_sight || !target.is_file() {
+            return None;
+        }
+        let old = std::fs::read_to_string(&target).ok()?;
+        Some(format!(
+            "Not written: {path} already exists and you have not read it in this task. Its \
+             current content (the line numbers are not part of the file):\n{}\nWrite the \
+             whole file again with write_file: keep what should stay, change only what the \
+             task asks for.",
+            numbered(&old)
+        ))
+    }
+
+    /// `cat a.py`, `sed -n 1,20p src/b.py`, …: the named files count as read.
+    fn note_shell_reads(&mut self, command: &str) {
+        for part in command.split(['|', ';', '&']) {
+            let mut words = part.split_whitespace();
+            let Some(program) = words.next() else {
+                continue;
+            };
+            if !READING_COMMANDS.contains(&program) {
+                continue;
+            }
+            for word in words.filter(|w| !w.starts_with('-')) {
+                let word = word.trim_matches(|c| c == '"' || c == '\'');
+                let target = normal(&resolve(&self.cwd, word));
+                if target.is_file() {
+                    self.seen.insert(target);
+                }
+            }
+        }
+    }
+}
+
+impl TurnInspector for ReadBeforeWrite {
+    fn before_tool_calls(&mut self, calls: &[ToolCall]) -> CallVerdict {
+        let refusals: Vec<String> = calls.iter().filter_map(|c| self.check(c)).collect();
+        if refusals.is_empty() {
+            CallVerdict::Run
+        } else {
+            CallVerdict::Answer {
+                output: ToolOutput::failure(refusals.join("\n\n")),
+            }
+        }
+    }
+}
+
+/// `text` with right-aligned 1-based line numbers and a tab, at most [`SHOWN_LINES`] lines.
+fn numbered(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let width = lines.len().max(1).to_string().len();
+    let mut out = String::new();
+    for (n, line) in lines.iter().take(SHOWN_LINES).enumerate() {
+        out.push_str(&format!("{:>width$}\t{line}\n", n + 1));
+    }
+    if lines.is_empty() {
+        out.push_str("(the file is empty)\n");
+    }
+    if lines.len() > SHOWN_LINES {
+        out.push_str(&format!(
+            "(… {} more lines; read them with read_file and offset {})\n",
+            lines.len() - SHOWN_LINES,
+            SHOWN_LINES + 1
+        ));
+    }
+    out
+}
+
+/// The content each write of a batch replaces, remembered before the batch runs, by call id.
+#[derive(Default)]
+struct Before {
+    cwd: PathBuf,
+    /// call id → (path as the model gave it, file, old content, new content).
+    writes: HashMap<String, (String, PathBuf, String, String)>,
+}
+
+impl Before {
+    fn new(start: &TurnStart<'_>) -> Self {
+        Self {
+            cwd: start.cwd.to_path_buf(),
+            writes: HashMap::new(),
+        }
+    }
+
+    fn remember(&mut self, calls: &[ToolCall]) {
+        self.writes.clear();
+        for call in calls {
+            if let Some((path, target, content)) = write_target(&self.cwd, call)
+                && let Ok(old) = std::fs::read_to_string(&target)
+            {
+                self.writes
+                    .insert(call.call_id.clone(), (path, target, old, content));
+            }
+        }
+    }
+
+    /// Applies `note` to each output of a write that took effect (the file now holds the new
+    /// content and it differs from the old); `note` returns text to append.
+    fn annotate(
+        &self,
+        outputs: &mut [ResponseItem],
+        mut note: impl FnMut(&str, &Path, &str, &str) -> Option<String>,
+    ) {
+        for item in outputs {
+            let ResponseItem::FunctionCallOutput { call_id, output } = item else {
+                continue;
+            };
+            let Some((path, target, old, new)) = self.writes.get(call_id.as_str()) else {
+                continue;
+            };
+            let written = std::fs::read_to_string(target).is_ok_and(|now| now == *new);
+            if !written || old == new {
+                continue;
+            }
+            if let Some(extra) = note(path, target, old, new) {
+                *output = FunctionCallOutputPayload::from(format!("{}\n\n{extra}", output.text()));
+            }
+        }
+    }
+}
+
+/// Shows the diff of each write that replaced an existing file in the write's result.
+pub(crate) struct WriteDiff {
+    before: Before,
+}
+
+impl WriteDiff {
+    pub(crate) fn new(start: &TurnStart<'_>) -> Self {
+        Self {
+            before: Before::new(start),
+        }
+    }
+}
+
+impl TurnInspector for WriteDiff {
+    fn before_tool_calls(&mut self, calls: &[ToolCall]) -> CallVerdict {
+        self.before.remember(calls);
+        CallVerdict::Run
+    }
+
+    fn after_tool_outputs(&mut self, outputs: &mut [ResponseItem]) {
+        self.before
+            .annotate(outputs, |path, _, old, new| Some(diff_note(path, old, new)));
+    }
+}
+
+/// "What changed" for a write: a unified diff with one line of context, at most
+/// [`DIFF_LINES`] lines.
+fn diff_note(path: &str, old: &str, new: &str) -> String {
+    let diff = similar::TextDiff::from_lines(old, new);
+    let text = diff
+        .unified_diff()
+        .context_radius(1)
+        .header(&format!("{path} (before)"), &format!("{path} (now)"))
+        .to_string();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut note = String::from("What changed (- removed, + added):\n");
+    for line in lines.iter().take(DIFF_LINES) {
+        note.push_str(line);
+        note.push('\n');
+    }
+    if lines.len() > DIFF_LINES {
+        note.push_str(&format!(
+            "(… {} more diff lines)\n",
+            lines.len() - DIFF_LINES
+        ));
+    }
+    note.push_str("Check that this is the change you meant.");
+    note
+}
+
+/// Names, after a write, the other files that still mention identifiers the write removed.
+pub(crate) struct RelatedFiles {
+    before: Before,
+}
+
+impl RelatedFiles {
+    pub(crate) fn new(start: &TurnStart<'_>) -> Self {
+        Self {
+            before: Before::new(start),
+        }
+    }
+}
+
+impl TurnInspector for RelatedFiles {
+    fn before_tool_calls(&mut self, calls: &[ToolCall]) -> CallVerdict {
+        self.before.remember(calls);
+        CallVerdict::Run
+    }
+
+    fn after_tool_outputs(&mut self, outputs: &mut [ResponseItem]) {
+        let cwd = self.before.cwd.clone();
+        self.before.annotate(outputs, |_, target, old, new| {
+            related_note(&cwd, target, old, new)
+        });
+    }
+}
+
+/// Identifiers of at least three characters in `text`.
+fn identifiers(text: &str) -> BTreeSet<&str> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| w.len() >= 3 && w.starts_with(|c: char| c.is_alphabetic() || c == '_'))
+        .collect()
+}
+
+/// Most identifiers and files a related-files note names.
+const NOTE_NAMES: usize = 5;
+const NOTE_FILES: usize = 10;
+
+/// "Other files still mention `calc_tax`: invoice.py, test_invoice.py" for identifiers in
+/// `old` that `new` no longer has; `None` when no other file mentions any.
+fn related_note(cwd: &Path, written: &Path, old: &str, new: &str) -> Option<String> {
+    let kept = identifiers(new);
+    let removed: Vec<&str> = identifiers(old).difference(&kept).copied().collect();
+    if removed.is_empty() {
+        return None;
+    }
+    let mut mentioned: BTreeSet<&str> = BTreeSet::new();
+    let mut files: Vec<String> = Vec::new();
+    for file in project_files(cwd) {
+        if normal(&file) == normal(written) {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        let words = identifiers(&text);
+        let hits: Vec<&str> = removed
+            .iter()
+            .copied()
+            .filter(|r| words.contains(r))
+            .collect();
+        if hits.is_empty() {
+            continue;
+        }
+        mentioned.extend(hits);
+        let shown = file.strip_prefix(cwd).unwrap_or(&file);
+        files.push(shown.display().to_string());
+    }
+    if files.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = mentioned
+        .iter()
+        .take(NOTE_NAMES)
+        .map(|n| format!("`{n}`"))
+        .collect();
+    files.sort();
+    let more = files.len().saturating_sub(NOTE_FILES);
+    files.truncate(NOTE_FILES);
+    let mut note = format!(
+        "Other files still mention {} (removed from this file): {}",
+        names.join(", "),
+        files.join(", ")
+    );
+    if more > 0 {
+        note.push_str(&format!(" and {more} more"));
+    }
+    note.push_str(". Update them too if they should change.");
+    Some(note)
+}
+
+/// The project's regular files under `cwd`, hidden entries and build output skipped, at
+/// most [`WALK_FILES`], none larger than [`WALK_FILE_BYTES`].
+fn project_files(cwd: &Path) -> Vec<PathBuf> {
+    const SKIPPED: [&str; 4] = ["node_modules", "target", "__pycache__", "venv"];
+    let mut files = Vec::new();
+    let mut dirs = vec![cwd.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut entries: Vec<_> = entries.flatten().collect();
+        entries.sort_by_key(|e| e.file_name());
+        for entry in entries {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with('.') || SKIPPED.contains(&name.as_ref()) {
+                continue;
+            }
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                dirs.push(entry.path());
+            } else if kind.is_file() && entry.metadata().is_ok_and(|m| m.len() <= WALK_FILE_BYTES) {
+                files.push(entry.path());
+                if files.len() >= WALK_FILES {
+                    return files;
+                }
+            }
+        }
+    }
+    files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn call(id: &str, tool: &str, arguments: serde_json::Value) -> ToolCall {
+        ToolCall {
+            call_id: id.to_string(),
+            tool_name: tool.to_string(),
+            payload: ToolPayload::Function {
+                arguments: arguments.to_string(),
+            },
+        }
+    }
+
+    fn write(id: &str, path: &str, content: &str) -> ToolCall {
+        call(
+            id,
+            WRITE_FILE,
+            serde_json::json!({"path": path, "content": content}),
+        )
+    }
+
+    fn start(cwd: &Path) -> TurnStart<'_> {
+        TurnStart {
+            request: "fix it",
+            cwd,
+            tool_names: &[],
+            command_path: None,
+        }
+    }
+
+    fn output(id: &str, text: &str) -> ResponseItem {
+        ResponseItem::FunctionCallOutput {
+            call_id: id.into(),
+            output: FunctionCallOutputPayload::from(text.to_string()),
+        }
+    }
+
+    fn output_text(item: &ResponseItem) -> String {
+        match item {
+            ResponseItem::FunctionCallOutput { output, .. } => output.text(),
+            other => panic!("not an output: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_unread_existing_file_is_shown_instead_of_overwritten_once() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("pages.py"),
+            "def pages(n, k):\n    return n // k\n",
+        )
+        .unwrap();
+        let mut aid = ReadBeforeWrite::new(&start(dir.path()));
+        let guess = write("a", "./pages.py", "def pages(n, k):\n    return n / k\n");
+        let CallVerdict::Answer { output } = aid.before_tool_calls(std::slice::from_ref(&guess))
+        else {
+            panic!("the first write of an unread file is refused");
+        };
+        assert!(!output.success);
+        assert!(
+            output
+                .text
+                .contains("1\tdef pages(n, k):\n2\t    return n // k\n"),
+            "{}",
+            output.text
+        );
+        assert!(output.text.contains("Write the whole file again"));
+        // Shown now: the write that follows goes through.
+        assert!(matches!(
+            aid.before_tool_calls(&[write("b", "pages.py", "x\n")]),
+            CallVerdict::Run
+        ));
+    }
+
+    #[test]
+    fn read_new_and_own_files_are_written_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["a.py", "b.py"] {
+            std::fs::write(dir.path().join(name), "old\n").unwrap();
+        }
+        let mut aid = ReadBeforeWrite::new(&start(dir.path()));
+        // A new file, then the model's own file again.
+        assert!(matches!(
+            aid.before_tool_calls(&[write("1", "new.py", "x\n")]),
+            CallVerdict::Run
+        ));
+        std::fs::write(dir.path().join("new.py"), "x\n").unwrap();
+        assert!(matches!(
+            aid.before_tool_calls(&[write("2", "new.py", "y\n")]),
+            CallVerdict::Run
+        ));
+        // Read with read_file (absolute path), or shown with cat.
+        let a = dir.path().join("a.py").display().to_string();
+        aid.before_tool_calls(&[call("3", READ_FILE, serde_json::json!({"file_path": a}))]);
+        aid.before_tool_calls(&[call(
+            "4",
+            SHELL_COMMAND,
+            serde_json::json!({"command": "cat -n b.py | head"}),
+        )]);
+        for (id, name) in [("5", "a.py"), ("6", "b.py")] {
+            assert!(
+                matches!(
+                    aid.before_tool_calls(&[write(id, name, "new\n")]),
+                    CallVerdict::Run
+                ),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_write_result_shows_its_diff() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = "def pages(n, k):\n    \"\"\"Pages.\"\"\"\n    return n // k\n";
+        let new = "def pages(n, k):\n    \"\"\"Pages.\"\"\"\n    return n / k\n";
+        std::fs::write(dir.path().join("pages.py"), old).unwrap();
+        let mut aid = WriteDiff::new(&start(dir.path()));
+        aid.before_tool_calls(&[write("w", "pages.py", new)]);
+        std::fs::write(dir.path().join("pages.py"), new).unwrap();
+        let mut outputs = vec![output("w", "Wrote pages.py")];
+        aid.after_tool_outputs(&mut outputs);
+        assert_eq!(
+            output_text(&outputs[0]),
+            "Wrote pages.py\n\nWhat changed (- removed, + added):\n\
+             --- pages.py (before)\n+++ pages.py (now)\n@@ -2,2 +2,2 @@\n     \"\"\"Pages.\"\"\"\n\
+             -    return n // k\n+    return n / k\nCheck that this is the change you meant."
+        );
+    }
+
+    #[test]
+    fn a_write_that_did_not_happen_gets_no_diff() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.py"), "old\n").unwrap();
+        let mut aid = WriteDiff::new(&start(dir.path()));
+        aid.before_tool_calls(&[write("w", "a.py", "new\n")]);
+        // The patch was refused (sandbox, approval): the file still holds the old text.
+        let mut outputs = vec![output("w", "write refused")];
+        aid.after_tool_outputs(&mut outputs);
+        assert_eq!(output_text(&outputs[0]), "write refused");
+    }
+
+    #[test]
+    fn a_write_result_names_other_files_that_mention_a_removed_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = [
+            ("tax.py", "def calc_tax(amount):\n    return amount * 0.2\n"),
+            ("invoice.py", "from tax import calc_tax\n"),
+            ("lib/test_tax.py", "from tax import calc_tax\n"),
+            ("notes.md", "calc_taxes is a different word\n"),
+            (".hidden/x.py", "calc_tax\n"),
+        ];
+        for (name, text) in files {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let new = "def compute_tax(amount):\n    return amount * 0.2\n";
+        let mut aid = RelatedFiles::new(&start(dir.path()));
+        aid.before_tool_calls(&[write("w", "tax.py", new)]);
+        std::fs::write(dir.path().join("tax.py"), new).unwrap();
+        let mut outputs = vec![output("w", "Wrote tax.py")];
+        aid.after_tool_outputs(&mut outputs);
+        assert_eq!(
+            output_text(&outputs[0]),
+            "Wrote tax.py\n\nOther files still mention `calc_tax` (removed from this file): \
+             invoice.py, lib/test_tax.py. Update them too if they should change."
+        );
+
+        // Once every file is updated, nothing is added.
+        let mut aid = RelatedFiles::new(&start(dir.path()));
+        let updated = "from tax import compute_tax\n";
+        aid.before_tool_calls(&[write("v", "invoice.py", updated)]);
+        std::fs::write(dir.path().join("invoice.py"), updated).unwrap();
+        std::fs::write(dir.path().join("lib/test_tax.py"), updated).unwrap();
+        let mut outputs = vec![output("v", "Wrote invoice.py")];
+        aid.after_tool_outputs(&mut outputs);
+        assert_eq!(output_text(&outputs[0]), "Wrote invoice.py");
+    }
+}
