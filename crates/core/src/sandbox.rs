@@ -3,7 +3,10 @@
 //! Commands under `read-only` and `workspace-write` are rewritten by `osprey-sandboxing` to run
 //! through the `osprey-linux-sandbox` helper (Landlock + seccomp, or bubblewrap for split
 //! policies and for kernels without Landlock) — the `osprey` binary re-entered under another
-//! name — or through Seatbelt on macOS. The configuration chooses the Linux backend
+//! name — or through Seatbelt on macOS. Where the helper's work can be done in the
+//! command's own child before `exec` (Landlock without the creation guard), it is
+//! (`osprey_linux_sandbox::confine_in_child`): the same confinement without a second start
+//! of the binary. The configuration chooses the Linux backend
 //! (`[sandbox] linux_backend`) and may replace the coarse policy's filesystem view with a
 //! permission profile (`default_permissions`). Without a known helper executable nothing
 //! sandboxed can run, and the command is refused with the reason: the sandbox fails closed.
@@ -102,6 +105,7 @@ impl Sandbox for PlatformSandbox {
         };
         self.settings
             .confine(request, policy, cwd, helper)
+            .map(osprey_linux_sandbox::confine_in_child)
             .map_err(|e| e.to_string())
     }
 

@@ -34,9 +34,17 @@
 //! and bubblewrap starts the helper again with `--inner`, which does steps 1, 4, 5 and 6.
 //!
 //! The command line is defined in [`osprey_sandboxing::helper_args`].
+//!
+//! [`confine_in_child`] is the fast route for the common case: a request that would start
+//! the helper's Landlock stage with nothing to guard is turned into one that runs the
+//! command directly and performs steps 1–3 and 5 in the forked child before `exec`, with
+//! everything prepared in the parent — the same confinement without starting `osprey` a
+//! second time.
 
 use std::ffi::OsString;
 use std::io::Write as _;
+
+use osprey_process::ExecRequest;
 
 #[cfg(target_os = "linux")]
 mod linux;
@@ -54,6 +62,22 @@ pub fn run_main(args: Vec<OsString>) -> i32 {
     let (code, message) = run(rest);
     let _ = writeln!(std::io::stderr(), "osprey-linux-sandbox: {message}");
     code
+}
+
+/// `request` confined inside its own child process instead of through the helper, when
+/// `request` is a helper request for the Landlock stage that needs no creation guard; any
+/// other request (bubblewrap, the guard, not a helper request, or one whose preparation
+/// failed, which the helper will then report) is returned unchanged. Call it on what
+/// [`osprey_sandboxing`] returned, just before spawning.
+pub fn confine_in_child(request: ExecRequest) -> ExecRequest {
+    #[cfg(target_os = "linux")]
+    {
+        linux::confine_in_child(request)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        request
+    }
 }
 
 #[cfg(target_os = "linux")]

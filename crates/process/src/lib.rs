@@ -75,9 +75,19 @@
 //! directory; check the program name, …``. A command that starts and then fails is not an
 //! error: its exit code is in the outcome.
 //!
+//! A request may carry a [`ChildSetup`]: system calls to make in the child between fork and
+//! exec (the sandbox confines commands this way). If the step fails the command does not
+//! start, and the spawn error says why in the step's own words.
+//!
 //! Unix only. `unsafe` is confined to the `sys` module (session setup between fork and
-//! exec, `killpg`, descriptor duplication), each use with its reasoning.
+//! exec, `killpg`, descriptor duplication) and `child_setup` (adding the step), each use
+//! with its reasoning.
 
+#[expect(
+    unsafe_code,
+    reason = "a step between fork and exec can only be added through an unsafe API"
+)]
+mod child_setup;
 mod expiration;
 mod interactive;
 mod output;
@@ -92,6 +102,7 @@ mod streaming;
 )]
 mod sys;
 
+pub use child_setup::{ChildSetup, ChildStep, ExplainFailure};
 pub use expiration::{ExecExpiration, Expiry, TimeoutControl, TimeoutSuspension};
 pub use interactive::{
     CollectResult, InteractiveProcess, ProcessExit, SESSION_DRAIN_AFTER_EXIT, STDIN_WRITE_TIMEOUT,

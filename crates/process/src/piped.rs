@@ -25,9 +25,7 @@ pub fn spawn_piped(req: &ExecRequest) -> Result<PipedChild, SpawnError> {
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    if let Some(arg0) = &req.arg0 {
-        cmd.arg0(arg0);
-    }
+    req.apply_extras(&mut cmd);
     let mut wrapped = CommandWrap::from(cmd);
     wrapped.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
     wrapped.spawn().map_err(|e| SpawnError::from_io(req, e))

@@ -151,10 +151,8 @@ pub(crate) fn spawn_on_pty(
         .stdout(stdio(&slave)?)
         .stderr(Stdio::from(slave))
         .kill_on_drop(true);
-    if let Some(arg0) = &req.arg0 {
-        cmd.arg0(arg0);
-    }
     sys::start_in_new_session(&mut cmd, true);
+    req.apply_extras(&mut cmd);
     let child = cmd.spawn().map_err(|err| SpawnError::from_io(req, err))?;
     // `cmd` owns the last parent-side slave descriptors; drop them so reads on the master
     // report end-of-file once the child's side is closed.

@@ -6,6 +6,7 @@ use std::io;
 use std::path::PathBuf;
 use std::process::Stdio;
 
+use crate::child_setup::ChildSetup;
 use crate::sys;
 
 /// One program to start, fully specified: nothing is inherited from Osprey's own
@@ -23,6 +24,8 @@ pub struct ExecRequest {
     /// What the child sees as `argv[0]`; defaults to `program`. Used for helpers that
     /// dispatch on their own name.
     pub arg0: Option<String>,
+    /// System calls to make in the child just before `exec` (the sandbox's confinement).
+    pub child_setup: Option<ChildSetup>,
 }
 
 impl ExecRequest {
@@ -34,6 +37,7 @@ impl ExecRequest {
             cwd: cwd.into(),
             env: HashMap::new(),
             arg0: None,
+            child_setup: None,
         }
     }
 
@@ -63,6 +67,23 @@ impl ExecRequest {
     pub fn arg0(mut self, arg0: impl Into<String>) -> Self {
         self.arg0 = Some(arg0.into());
         self
+    }
+
+    /// Sets the step to run in the child before `exec`.
+    pub fn child_setup(mut self, setup: ChildSetup) -> Self {
+        self.child_setup = Some(setup);
+        self
+    }
+
+    /// Applies what every spawn does with the request beyond program, arguments and
+    /// streams: `argv[0]` and the child setup step.
+    pub(crate) fn apply_extras(&self, cmd: &mut tokio::process::Command) {
+        if let Some(arg0) = &self.arg0 {
+            cmd.arg0(arg0);
+        }
+        if let Some(setup) = &self.child_setup {
+            setup.install(cmd);
+        }
     }
 }
 
@@ -120,6 +141,17 @@ pub enum SpawnError {
         /// What failed.
         reason: String,
     },
+    /// The step the request runs in the child before `exec` failed, so the program was
+    /// never started.
+    #[error("could not start `{program}` in {}: {reason}", cwd.display())]
+    ChildSetup {
+        /// The program as requested.
+        program: String,
+        /// The working directory requested.
+        cwd: PathBuf,
+        /// The step's own account of what failed.
+        reason: String,
+    },
     /// Spawning needs a Tokio runtime and none was running.
     #[error(
         "could not start `{program}`: no Tokio runtime is running on this thread; call \
@@ -137,6 +169,18 @@ impl SpawnError {
     pub(crate) fn from_io(req: &ExecRequest, err: io::Error) -> Self {
         let program = req.program.clone();
         let cwd = req.cwd.clone();
+        let explained = req
+            .child_setup
+            .as_ref()
+            .zip(err.raw_os_error())
+            .and_then(|(setup, errno)| setup.explain(errno));
+        if let Some(reason) = explained {
+            return Self::ChildSetup {
+                program,
+                cwd,
+                reason,
+            };
+        }
         match std::fs::metadata(&req.cwd) {
             Err(_) => {
                 return Self::BadCwd {
@@ -208,10 +252,8 @@ pub(crate) fn command(req: &ExecRequest, stdin: Stdin) -> tokio::process::Comman
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    if let Some(arg0) = &req.arg0 {
-        cmd.arg0(arg0);
-    }
     sys::start_in_new_session(&mut cmd, false);
+    req.apply_extras(&mut cmd);
     cmd
 }
 

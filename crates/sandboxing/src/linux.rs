@@ -187,6 +187,7 @@ fn helper_request(
         cwd: request.cwd,
         env: request.env,
         arg0: Some(HELPER_ARG0.to_string()),
+        child_setup: None,
     })
 }
 

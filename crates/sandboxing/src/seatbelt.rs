@@ -140,6 +140,7 @@ pub fn confine_macos(
         cwd: request.cwd,
         env: request.env,
         arg0: None,
+        child_setup: None,
     })
 }
 
@@ -167,6 +168,7 @@ pub fn confine_macos_with(request: ExecRequest, confinement: &Confinement) -> Ex
         cwd: request.cwd,
         env: request.env,
         arg0: None,
+        child_setup: None,
     }
 }
 

@@ -1,7 +1,8 @@
 //! `osprey sandbox [--policy P] [--writable-root DIR]... [--network] -- CMD...`: runs one
 //! command under a policy; its output goes to stdout (stdout and stderr combined, in arrival
 //! order) and its exit code is passed through. `osprey-sandboxing` builds the confined
-//! request; this module parses the flags and spawns it.
+//! request and `osprey-linux-sandbox` moves its confinement into the spawned child when it
+//! can, as for the agent's own commands; this module parses the flags and spawns it.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -107,7 +108,7 @@ pub async fn run(args: SandboxArgs) -> i32 {
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .collect();
     let request = match args.to_command().build_request(&cwd, env, &exe) {
-        Ok(request) => request,
+        Ok(request) => osprey_linux_sandbox::confine_in_child(request),
         Err(e) => return fail(e.to_string()),
     };
     let sink = osprey_process::OutputSink::callback(|bytes: &[u8]| {

@@ -59,7 +59,12 @@ impl ServerConfig {
         };
         let policy = self.policy_for_roots();
         osprey_sandboxing::confine(request, &policy, cwd, &self.helper_exe, self.backend)
-            .map(|confined| (confined, sandbox_type))
+            .map(|confined| {
+                (
+                    osprey_linux_sandbox::confine_in_child(confined),
+                    sandbox_type,
+                )
+            })
             .map_err(|e| {
                 RpcError::invalid_request(format!(
                     "the exec server could not sandbox this process: {e}"

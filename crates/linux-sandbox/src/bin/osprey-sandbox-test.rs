@@ -6,6 +6,13 @@
 //! the helper, spawns it and exits with the command's status (128 + signal when killed).
 //! The arguments are read by a small parser here: the helper's crate stays free of
 //! argument-parsing libraries.
+//!
+//! With `OSPREY_SANDBOX_TEST_ROUTE=in-child` in its environment, the confined request goes
+//! through [`osprey_linux_sandbox::confine_in_child`] first, as `osprey` does, so the
+//! command is confined in its own forked child when the policy allows (the variable is
+//! removed from the command's environment). The command finds
+//! `OSPREY_SANDBOX_TEST_CONFINED_IN=child` or `=helper` in its environment, naming the route
+//! actually taken.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -21,6 +28,9 @@ use osprey_sandboxing::{
 const USAGE: &str = "osprey-sandbox-test [--confinement-json JSON] [--policy P] \
     [--writable-root DIR]... [--network] [--exclude-tmpdir-env-var] [--exclude-slash-tmp] \
     [--backend B] -- COMMAND [ARGS...]";
+
+/// Chooses the in-child route (see the module comment).
+const ROUTE_VAR: &str = "OSPREY_SANDBOX_TEST_ROUTE";
 
 struct Cli {
     /// A full `Confinement` as JSON; overrides `--policy` and friends.
@@ -108,7 +118,8 @@ fn backend(raw: &str) -> Result<LinuxBackend, String> {
 
 fn drive(cli: Cli) -> Result<i32, String> {
     let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
-    let env: HashMap<String, String> = std::env::vars().collect();
+    let mut env: HashMap<String, String> = std::env::vars().collect();
+    let in_child = env.remove(ROUTE_VAR).as_deref() == Some("in-child");
     let helper = std::env::current_exe().map_err(|e| e.to_string())?;
     let request = match &cli.confinement_json {
         Some(json) => {
@@ -122,6 +133,21 @@ fn drive(cli: Cli) -> Result<i32, String> {
         None => cli.args.build_request(&cwd, env, &helper),
     }
     .map_err(|e| e.to_string())?;
+    let mut request = if in_child {
+        osprey_linux_sandbox::confine_in_child(request)
+    } else {
+        request
+    };
+    // Tells the command (and so the tests) which route confined it.
+    let route = if request.child_setup.is_some() {
+        "child"
+    } else {
+        "helper"
+    };
+    request.env.insert(
+        "OSPREY_SANDBOX_TEST_CONFINED_IN".to_string(),
+        route.to_string(),
+    );
     #[expect(
         clippy::disallowed_methods,
         reason = "test binary spawns the confined request itself"
@@ -135,9 +161,27 @@ fn drive(cli: Cli) -> Result<i32, String> {
     if let Some(arg0) = &request.arg0 {
         command.arg0(arg0);
     }
-    let status = command
-        .status()
-        .map_err(|e| format!("spawn {}: {e}", request.program))?;
+    if let Some(setup) = &request.child_setup {
+        let step = setup.step();
+        // SAFETY: the step was built by `confine_in_child`, which prepares everything
+        // before the fork and only makes system calls in the child.
+        #[expect(unsafe_code, reason = "the confinement runs between fork and exec")]
+        unsafe {
+            command.pre_exec(move || step());
+        }
+    }
+    let status = command.status().map_err(|e| {
+        let explained = request
+            .child_setup
+            .as_ref()
+            .zip(e.raw_os_error())
+            .and_then(|(setup, code)| setup.explain(code));
+        format!(
+            "spawn {}: {}",
+            request.program,
+            explained.unwrap_or_else(|| e.to_string())
+        )
+    })?;
     Ok(status
         .code()
         .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))

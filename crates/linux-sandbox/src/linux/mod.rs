@@ -1,7 +1,9 @@
 //! The Linux implementation: one function that confines the current process and execs.
 
 mod exec;
+mod failure;
 mod guard;
+mod in_child;
 mod mounts;
 mod notify;
 mod ruleset;
@@ -16,6 +18,8 @@ use osprey_sandboxing::{bwrap_args, bwrap_supports_argv0, landlock_plan};
 
 use crate::EXIT_SANDBOX_FAILED;
 use guard::Roots;
+
+pub(crate) use in_child::confine_in_child;
 
 /// Why the helper could not confine or start the command. Nothing here ever falls back
 /// to running the command unconfined.

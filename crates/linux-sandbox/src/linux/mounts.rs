@@ -26,41 +26,190 @@
 
 use std::ffi::{CStr, CString};
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI32, Ordering};
 
 use super::HelperError;
+use super::failure::{Failure, Step};
 
-/// Builds the read-only view described in the module comment. `writable` are the paths
-/// Landlock grants write access (outermost first, as [`osprey_sandboxing::landlock_plan`]
-/// lists them); `readonly` the carve-outs inside them.
+/// Everything the read-only view needs, prepared before it is built: the paths as C
+/// strings and the id maps as bytes, so that [`MountPlan::build`] makes only system calls
+/// and can run between `fork` and `exec` in a child of a multi-threaded process.
+pub(crate) struct MountPlan {
+    /// The read-write copies to take, and where they go back.
+    writable: Vec<PathBuf>,
+    writable_c: Vec<CString>,
+    /// The read-only carve-outs inside them.
+    readonly: Vec<PathBuf>,
+    readonly_c: Vec<CString>,
+    /// The working directory to re-enter afterwards.
+    cwd: PathBuf,
+    cwd_c: CString,
+    uid_map: Vec<u8>,
+    gid_map: Vec<u8>,
+    as_root: bool,
+    /// One slot per writable path for its detached copy, filled while building.
+    copies: Vec<AtomicI32>,
+}
+
+impl MountPlan {
+    /// The plan for `writable` (the paths Landlock grants write access, outermost first,
+    /// as [`osprey_sandboxing::landlock_plan`] lists them), `readonly` (the carve-outs
+    /// inside them) and the working directory `cwd`.
+    pub(crate) fn new(
+        writable: &[PathBuf],
+        readonly: &[PathBuf],
+        cwd: &Path,
+    ) -> Result<Self, HelperError> {
+        let writable = mount_targets(writable);
+        let readonly = readonly.to_vec();
+        let c_paths = |paths: &[PathBuf]| -> Result<Vec<CString>, HelperError> {
+            paths
+                .iter()
+                .map(|p| c_path(p).map_err(|e| mount_error(p, "naming", e)))
+                .collect()
+        };
+        // SAFETY: geteuid/getegid cannot fail and take no pointers.
+        #[expect(unsafe_code, reason = "libc identity calls")]
+        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        Ok(Self {
+            writable_c: c_paths(&writable)?,
+            readonly_c: c_paths(&readonly)?,
+            cwd_c: c_path(cwd).map_err(|e| mount_error(cwd, "naming", e))?,
+            cwd: cwd.to_path_buf(),
+            uid_map: format!("{uid} {uid} 1").into_bytes(),
+            gid_map: format!("{gid} {gid} 1").into_bytes(),
+            as_root: uid == 0,
+            copies: writable.iter().map(|_| AtomicI32::new(-1)).collect(),
+            writable,
+            readonly,
+        })
+    }
+
+    /// Builds the view described in the module comment in this process, with system
+    /// calls only.
+    pub(crate) fn build(&self) -> Result<(), Failure> {
+        self.enter_namespaces()?;
+        // SAFETY: all pointers are valid NUL-terminated strings or NULL, as mount(2)
+        // allows.
+        #[expect(unsafe_code, reason = "mount has no safe wrapper")]
+        let rc = unsafe {
+            libc::mount(
+                std::ptr::null(),
+                c"/".as_ptr(),
+                std::ptr::null(),
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            )
+        };
+        check(rc, Step::MakePrivate, 0)?;
+        for (index, (path, slot)) in self.writable_c.iter().zip(&self.copies).enumerate() {
+            slot.store(
+                open_tree(path, Step::CopyWritable, index)?,
+                Ordering::Relaxed,
+            );
+        }
+        mount_setattr_rdonly(libc::AT_FDCWD, c"/", Step::AllReadOnly, 0)?;
+        for (index, (path, slot)) in self.writable_c.iter().zip(&self.copies).enumerate() {
+            let fd = slot.swap(-1, Ordering::Relaxed);
+            let moved = move_mount(fd, path, Step::MountWritable, index);
+            close(fd);
+            moved?;
+        }
+        for (index, path) in self.readonly_c.iter().enumerate() {
+            let fd = open_tree(path, Step::CopyReadOnly, index)?;
+            let done = mount_setattr_rdonly(fd, c"", Step::MakeReadOnly, index)
+                .and_then(|()| move_mount(fd, path, Step::MountReadOnly, index));
+            close(fd);
+            done?;
+        }
+        // SAFETY: `cwd_c` is a valid NUL-terminated path.
+        #[expect(unsafe_code, reason = "chdir has no allocation-free safe wrapper")]
+        let rc = unsafe { libc::chdir(self.cwd_c.as_ptr()) };
+        check(rc, Step::ReenterCwd, 0)
+    }
+
+    /// The path a failure at `step` for entry `index` was about.
+    pub(crate) fn path_of(&self, step: Step, index: usize) -> &Path {
+        let list = match step {
+            Step::CopyWritable | Step::MountWritable => &self.writable,
+            Step::CopyReadOnly | Step::MakeReadOnly | Step::MountReadOnly => &self.readonly,
+            Step::ReenterCwd => return &self.cwd,
+            _ => return Path::new("/"),
+        };
+        list.get(index).map_or(Path::new("/"), PathBuf::as_path)
+    }
+
+    /// A private mount namespace, inside a new user namespace unless this process is root
+    /// with `CAP_SYS_ADMIN`.
+    fn enter_namespaces(&self) -> Result<(), Failure> {
+        // As root, a mount namespace alone suffices; otherwise (or if root lacks
+        // CAP_SYS_ADMIN, as in some containers) a user namespace grants it.
+        // SAFETY: unshare takes flags only; the caller is single-threaded here (the helper,
+        // or a child between fork and exec).
+        #[expect(unsafe_code, reason = "unshare has no safe wrapper")]
+        if self.as_root && unsafe { libc::unshare(libc::CLONE_NEWNS) } == 0 {
+            return Ok(());
+        }
+        // SAFETY: as above.
+        #[expect(unsafe_code, reason = "unshare has no safe wrapper")]
+        let rc = unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) };
+        check(rc, Step::Unshare, 0)?;
+        write_proc(c"/proc/self/setgroups", b"deny")?;
+        write_proc(c"/proc/self/uid_map", &self.uid_map)?;
+        write_proc(c"/proc/self/gid_map", &self.gid_map)
+    }
+}
+
+/// Builds the read-only view in the helper's own process.
 pub(crate) fn build_view(writable: &[PathBuf], readonly: &[PathBuf]) -> Result<(), HelperError> {
     let cwd = std::env::current_dir().map_err(|source| HelperError::ReadOnlyMount {
         path: PathBuf::from("."),
         step: "reading the working directory",
         source,
     })?;
-    enter_namespaces()?;
-    make_private()?;
-    let mut copies = Vec::new();
-    for path in mount_targets(writable) {
-        let fd = open_tree(&path).map_err(|source| mount_error(&path, "copying", source))?;
-        copies.push((path, fd));
+    let plan = MountPlan::new(writable, readonly, &cwd)?;
+    plan.build()
+        .map_err(|failure| failure.into_error(plan.path_of(failure.step, failure.index)))
+}
+
+fn check(rc: libc::c_int, step: Step, index: usize) -> Result<(), Failure> {
+    if rc == 0 {
+        return Ok(());
     }
-    mount_setattr_rdonly(None, c"/")
-        .map_err(|source| mount_error(Path::new("/"), "making every mount read-only", source))?;
-    for (path, fd) in &copies {
-        move_mount(fd, path).map_err(|source| mount_error(path, "mounting read-write", source))?;
+    Err(Failure::last_os_error(step, index))
+}
+
+fn close(fd: libc::c_int) {
+    if fd >= 0 {
+        // SAFETY: `fd` is a descriptor this code opened and nothing else uses.
+        #[expect(unsafe_code, reason = "closing a raw descriptor")]
+        unsafe {
+            libc::close(fd);
+        }
     }
-    for path in readonly {
-        let fd = open_tree(path).map_err(|source| mount_error(path, "copying", source))?;
-        mount_setattr_rdonly(Some(&fd), c"")
-            .map_err(|source| mount_error(path, "making read-only", source))?;
-        move_mount(&fd, path).map_err(|source| mount_error(path, "mounting read-only", source))?;
+}
+
+/// Writes `bytes` to a `/proc` file in one `write`, as the id map files require.
+fn write_proc(file: &CStr, bytes: &[u8]) -> Result<(), Failure> {
+    // SAFETY: `file` is NUL-terminated; the flags take no pointers.
+    #[expect(unsafe_code, reason = "open without allocation")]
+    let fd = unsafe { libc::open(file.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(Failure::last_os_error(Step::IdMaps, 0));
     }
-    std::env::set_current_dir(&cwd).map_err(|source| mount_error(&cwd, "re-entering", source))
+    // SAFETY: `bytes` is valid for `bytes.len()` bytes for the whole call.
+    #[expect(unsafe_code, reason = "write without allocation")]
+    let written = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+    let result = if usize::try_from(written).ok() == Some(bytes.len()) {
+        Ok(())
+    } else {
+        Err(Failure::last_os_error(Step::IdMaps, 0))
+    };
+    close(fd);
+    result
 }
 
 /// The writable paths that need a read-write mount: existing, not device files (a device
@@ -86,66 +235,12 @@ fn mount_targets(writable: &[PathBuf]) -> Vec<PathBuf> {
     out
 }
 
-fn mount_error(path: &Path, step: &'static str, source: io::Error) -> HelperError {
+pub(crate) fn mount_error(path: &Path, step: &'static str, source: io::Error) -> HelperError {
     HelperError::ReadOnlyMount {
         path: path.to_path_buf(),
         step,
         source,
     }
-}
-
-/// A private mount namespace, inside a new user namespace unless this process is root
-/// with `CAP_SYS_ADMIN`.
-fn enter_namespaces() -> Result<(), HelperError> {
-    let fail = |step: &'static str, source: io::Error| mount_error(Path::new("/"), step, source);
-    // SAFETY: geteuid/getegid cannot fail and take no pointers.
-    #[expect(unsafe_code, reason = "libc identity calls")]
-    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
-    // As root, a mount namespace alone suffices; otherwise (or if root lacks
-    // CAP_SYS_ADMIN, as in some containers) a user namespace grants it.
-    // SAFETY: unshare takes flags only; the helper is single-threaded here.
-    #[expect(unsafe_code, reason = "unshare has no safe wrapper")]
-    let as_root = uid == 0 && unsafe { libc::unshare(libc::CLONE_NEWNS) } == 0;
-    if as_root {
-        return Ok(());
-    }
-    // SAFETY: as above.
-    #[expect(unsafe_code, reason = "unshare has no safe wrapper")]
-    let rc = unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) };
-    if rc != 0 {
-        return Err(fail(
-            "unshare(CLONE_NEWUSER | CLONE_NEWNS)",
-            io::Error::last_os_error(),
-        ));
-    }
-    let map = |file: &str, text: String| {
-        std::fs::write(file, text).map_err(|e| fail("writing the user namespace id maps", e))
-    };
-    map("/proc/self/setgroups", "deny".to_string())?;
-    map("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
-    map("/proc/self/gid_map", format!("{gid} {gid} 1"))
-}
-
-fn make_private() -> Result<(), HelperError> {
-    // SAFETY: all pointers are valid NUL-terminated strings or NULL, as mount(2) allows.
-    #[expect(unsafe_code, reason = "mount has no safe wrapper")]
-    let rc = unsafe {
-        libc::mount(
-            std::ptr::null(),
-            c"/".as_ptr(),
-            std::ptr::null(),
-            libc::MS_REC | libc::MS_PRIVATE,
-            std::ptr::null(),
-        )
-    };
-    if rc != 0 {
-        return Err(mount_error(
-            Path::new("/"),
-            "making mounts private",
-            io::Error::last_os_error(),
-        ));
-    }
-    Ok(())
 }
 
 fn c_path(path: &Path) -> io::Result<CString> {
@@ -154,35 +249,35 @@ fn c_path(path: &Path) -> io::Result<CString> {
 }
 
 /// A detached recursive copy of the mounts at and beneath `path`.
-fn open_tree(path: &Path) -> io::Result<OwnedFd> {
-    let c = c_path(path)?;
+fn open_tree(path: &CStr, step: Step, index: usize) -> Result<libc::c_int, Failure> {
     let flags = libc::OPEN_TREE_CLONE | libc::OPEN_TREE_CLOEXEC | libc::AT_RECURSIVE as u32;
-    // SAFETY: `c` is a valid NUL-terminated path; open_tree reads nothing else.
+    // SAFETY: `path` is a valid NUL-terminated path; open_tree reads nothing else.
     #[expect(unsafe_code, reason = "open_tree has no libc wrapper")]
-    let fd = unsafe { libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, c.as_ptr(), flags) };
+    let fd = unsafe { libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, path.as_ptr(), flags) };
     if fd < 0 {
-        return Err(io::Error::last_os_error());
+        return Err(Failure::last_os_error(step, index));
     }
-    let fd = i32::try_from(fd).map_err(|_| io::Error::other("open_tree returned a bad fd"))?;
-    // SAFETY: the kernel just returned this descriptor and nothing else owns it.
-    #[expect(unsafe_code, reason = "taking ownership of a new descriptor")]
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    libc::c_int::try_from(fd).map_err(|_| Failure::new(step, index, libc::EBADF))
 }
 
-/// Makes the mount at `path` (relative to `dir`, or the detached tree `dir` itself when
-/// `path` is empty) and every mount beneath it read-only.
-fn mount_setattr_rdonly(dir: Option<&OwnedFd>, path: &CStr) -> io::Result<()> {
+/// Makes the mount at `path` (relative to `dirfd`, or the detached tree `dirfd` itself
+/// when `path` is empty) and every mount beneath it read-only.
+fn mount_setattr_rdonly(
+    dirfd: libc::c_int,
+    path: &CStr,
+    step: Step,
+    index: usize,
+) -> Result<(), Failure> {
     let attr = libc::mount_attr {
         attr_set: libc::MOUNT_ATTR_RDONLY,
         attr_clr: 0,
         propagation: 0,
         userns_fd: 0,
     };
-    let (dirfd, mut flags) = match dir {
-        Some(fd) => (fd.as_raw_fd(), libc::AT_EMPTY_PATH),
-        None => (libc::AT_FDCWD, 0),
-    };
-    flags |= libc::AT_RECURSIVE;
+    let mut flags = libc::AT_RECURSIVE;
+    if path.is_empty() {
+        flags |= libc::AT_EMPTY_PATH;
+    }
     // SAFETY: `path` is NUL-terminated, `attr` is a valid mount_attr of the size passed.
     #[expect(unsafe_code, reason = "mount_setattr has no libc wrapper")]
     let rc = unsafe {
@@ -196,28 +291,27 @@ fn mount_setattr_rdonly(dir: Option<&OwnedFd>, path: &CStr) -> io::Result<()> {
         )
     };
     if rc != 0 {
-        return Err(io::Error::last_os_error());
+        return Err(Failure::last_os_error(step, index));
     }
     Ok(())
 }
 
 /// Attaches the detached tree `fd` at `path`.
-fn move_mount(fd: &OwnedFd, path: &Path) -> io::Result<()> {
-    let c = c_path(path)?;
+fn move_mount(fd: libc::c_int, path: &CStr, step: Step, index: usize) -> Result<(), Failure> {
     // SAFETY: `fd` is a live detached mount, both strings are NUL-terminated.
     #[expect(unsafe_code, reason = "move_mount has no libc wrapper")]
     let rc = unsafe {
         libc::syscall(
             libc::SYS_move_mount,
-            fd.as_raw_fd(),
+            fd,
             c"".as_ptr(),
             libc::AT_FDCWD,
-            c.as_ptr(),
+            path.as_ptr(),
             libc::MOVE_MOUNT_F_EMPTY_PATH,
         )
     };
     if rc != 0 {
-        return Err(io::Error::last_os_error());
+        return Err(Failure::last_os_error(step, index));
     }
     Ok(())
 }

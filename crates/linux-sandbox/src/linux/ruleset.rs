@@ -2,7 +2,7 @@
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, LandlockStatus, PathBeneath, PathFd, Ruleset,
-    RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope,
+    RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetStatus, Scope,
 };
 use osprey_sandboxing::LandlockPlan;
 
@@ -17,6 +17,21 @@ const ABI_TARGET: ABI = ABI::V10;
 /// and to pathname UNIX sockets (ABI 9+) are denied too. Signals to processes outside
 /// the sandbox are always denied (ABI 6+).
 pub(crate) fn apply(plan: &LandlockPlan, network: bool) -> Result<(), HelperError> {
+    let err = |e: landlock::RulesetError| HelperError::Landlock(e.to_string());
+    let status = build(plan, network)?.restrict_self().map_err(err)?;
+    // Best effort downgrades to what the kernel supports; nothing enforced at all means
+    // no Landlock, and then the command must not run.
+    if status.ruleset == RulesetStatus::NotEnforced {
+        return Err(HelperError::LandlockUnavailable {
+            status: status_text(status.landlock),
+        });
+    }
+    Ok(())
+}
+
+/// The ruleset for `plan`, created (its rules added) but not yet enforced. Without any
+/// Landlock in the kernel it holds no descriptor.
+pub(crate) fn build(plan: &LandlockPlan, network: bool) -> Result<RulesetCreated, HelperError> {
     let err = |e: landlock::RulesetError| HelperError::Landlock(e.to_string());
     let mut handled: BitFlags<AccessFs> = AccessFs::from_all(ABI_TARGET);
     if network {
@@ -43,15 +58,7 @@ pub(crate) fn apply(plan: &LandlockPlan, network: bool) -> Result<(), HelperErro
                 .map_err(err)?;
         }
     }
-    let status = created.restrict_self().map_err(err)?;
-    // Best effort downgrades to what the kernel supports; nothing enforced at all means
-    // no Landlock, and then the command must not run.
-    if status.ruleset == RulesetStatus::NotEnforced {
-        return Err(HelperError::LandlockUnavailable {
-            status: status_text(status.landlock),
-        });
-    }
-    Ok(())
+    Ok(created)
 }
 
 /// A layer that grants no creation of files, directories or symlinks anywhere: the

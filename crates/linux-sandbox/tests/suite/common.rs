@@ -109,9 +109,10 @@ impl Fixture {
     }
 
     /// Runs `bash -c script` in `root` under `policy`, with `ROOT`, `OUT` and extra
-    /// variables set.
+    /// variables set, through the test crate's route (`crate::ROUTE`).
     pub fn run(&self, policy: &[&str], script: &str, extra: &[(&str, String)]) -> Run {
         let mut cmd = command(BIN);
+        cmd.env("OSPREY_SANDBOX_TEST_ROUTE", crate::ROUTE);
         cmd.args(policy)
             .arg("--")
             .args(["bash", "-c", script])

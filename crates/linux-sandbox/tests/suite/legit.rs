@@ -140,3 +140,44 @@ fn helper_failures_have_distinct_exit_codes() {
         .unwrap();
     assert_eq!(direct.status.code(), Some(127));
 }
+
+/// The in-child route is really taken where it can be (read-only, and workspace-write when
+/// nothing needs the creation guard), and the helper keeps the rest; the helper route takes
+/// the helper every time.
+#[test]
+fn each_policy_is_confined_on_the_expected_route() {
+    let fx = Fixture::new();
+    let no_guard: &[&str] = &[
+        "--policy",
+        "workspace-write",
+        "--exclude-tmpdir-env-var",
+        "--exclude-slash-tmp",
+    ];
+    let cases: [(&[&str], &str); 4] = [
+        (&["--policy", "read-only"], "child"),
+        (no_guard, "child"),
+        // `$TMPDIR` and `/tmp` are writable roots without `.git`: the guard is needed.
+        (&["--policy", "workspace-write"], "helper"),
+        (
+            &["--policy", "read-only", "--backend", "bubblewrap"],
+            "helper",
+        ),
+    ];
+    for (policy, expected) in cases {
+        let expected = if crate::ROUTE == "helper" {
+            "helper"
+        } else {
+            expected
+        };
+        let run = fx.run(
+            policy,
+            r#"printf %s "$OSPREY_SANDBOX_TEST_CONFINED_IN""#,
+            &[],
+        );
+        assert_eq!(
+            (run.code, run.stdout.as_str()),
+            (0, expected),
+            "{policy:?}: {run:?}"
+        );
+    }
+}
