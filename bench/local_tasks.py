@@ -17,7 +17,7 @@ provider, with the quality aids switched on one by one through `-c local_model.*
 
 Aids (`--mode aids`): the default configuration ("all aids"), then each of the local
 profile's harness aids (read before write, verify the named check, answer from evidence,
-related files, write diff) switched off alone.
+related files, write diff) switched off alone, then all five off together ("none of these").
 
 Harnesses (`--mode harness`): the same model behind `osprey model serve`, driven by the
 reference Codex CLI and by Osprey's normal (hosted-model) harness, each with its own tools and
@@ -61,7 +61,8 @@ ABLATION = [
 # configuration (everything on), to see what each is worth on the whole set.
 AIDS = ["read_before_write", "verify_named_check", "answer_from_evidence", "related_files",
         "write_diff"]
-AID_ABLATION = [("all aids", {})] + [(f"-{aid}", {aid: "false"}) for aid in AIDS]
+AID_ABLATION = ([("all aids", {})] + [(f"-{aid}", {aid: "false"}) for aid in AIDS]
+                + [("none of these", {aid: "false" for aid in AIDS})])
 
 
 def make_repo(files):

@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
-# The embedded model's task set (hello.py, an add function with a test, a failing assertion,
-# a question answered from a file), in two runs:
+# The embedded model's task set (17 small tasks, see bench/local_tasks_set.py), in three runs:
 #   1. ablation: `osprey exec` with the local model's quality aids switched on one by one
 #      (constrained decoding, local tool profile, loop guard, prefix cache);
-#   2. harnesses: the same model behind `osprey model serve`, driven by the reference Codex
+#   2. aids: the default configuration, then each harness aid of the local profile (read
+#      before write, verify the named check, answer from evidence, related files, write
+#      diff) switched off alone, then all five off;
+#   3. harnesses: the same model behind `osprey model serve`, driven by the reference Codex
 #      CLI and by Osprey's hosted-model harness.
-# Sampling is greedy, so success counts repeat; wall times depend on the machine's load.
+# Sampling is greedy, so success counts mostly repeat; wall times depend on the machine's
+# load (`uptime` is printed before each run). A full pass of the set takes 15–30 minutes on
+# two cores; the whole script several hours.
 # Usage: bash bench/local_tasks.sh [--timeout SECONDS] [--tasks hello,add,...]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 eval "$(bash scripts/install-test-deps.sh)"
 cargo build --release -p osprey-cli
-python3 bench/local_tasks.py target/release/osprey --mode ablation "$@"
+for mode in ablation aids; do
+  uptime
+  python3 bench/local_tasks.py target/release/osprey --mode "$mode" "$@"
+done
+uptime
 python3 bench/local_tasks.py target/release/osprey --mode harness --codex "$OSPREY_CODEX_BIN" "$@"
