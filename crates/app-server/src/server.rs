@@ -119,20 +119,32 @@ impl Server {
         tokio::spawn(crate::pump::run(Arc::downgrade(self), thread));
     }
 
-    /// Drops a thread whose events ended.
+    /// Drops a thread whose events ended — this registration only: a sub-agent reopened by
+    /// `resume_agent` comes back under the same id as a new thread, registered (and pumped)
+    /// while the old pump may still be finishing, and the old pump must not drop it.
     pub(crate) fn forget(&self, thread: &LoadedThread) {
-        if let Ok(mut threads) = self.threads.lock() {
+        if let Ok(mut threads) = self.threads.lock()
+            && threads
+                .get(&thread.info.id)
+                .is_some_and(|held| std::ptr::eq(held.as_ref(), thread))
+        {
             threads.remove(&thread.info.id);
         }
-        self.manager.remove(thread.info.id);
-        self.ephemeral_manager.remove(thread.info.id);
+        self.manager.remove_handle(&thread.thread);
+        self.ephemeral_manager.remove_handle(&thread.thread);
+    }
+
+    /// Whether `thread` (this registration) is still loaded.
+    fn still_loaded(&self, thread: &Arc<LoadedThread>) -> bool {
+        self.loaded(&thread.info.id)
+            .is_some_and(|held| Arc::ptr_eq(&held, thread))
     }
 
     /// Stops a thread and waits (a while) until its pump saw it end.
     pub(crate) async fn shutdown_thread(&self, thread: &Arc<LoadedThread>) {
         let _ = thread.thread.submit(Op::Shutdown).await;
         let stopped = tokio::time::timeout(SHUTDOWN_GRACE, async {
-            while self.loaded(&thread.info.id).is_some() {
+            while self.still_loaded(thread) {
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
         })

@@ -233,6 +233,13 @@ impl ThreadManager {
             .remove(&id)
     }
 
+    /// Forgets `thread` only if the manager still holds this very handle, and says whether it
+    /// did. A thread reopened under the same id (`resume_agent`, `thread/resume`) is a new
+    /// handle: the cleanup that follows the old handle's end must not drop it.
+    pub fn remove_handle(&self, thread: &Arc<OspreyThread>) -> bool {
+        self.shared.forget_handle(thread)
+    }
+
     /// The ids of the threads this manager holds, in no particular order (sub-agents
     /// included, until they are closed).
     pub fn loaded_ids(&self) -> Vec<ThreadId> {
@@ -263,6 +270,18 @@ impl ThreadManager {
 pub use crate::agents::SpawnedThread;
 
 impl Shared {
+    /// See [`ThreadManager::remove_handle`].
+    pub(crate) fn forget_handle(&self, thread: &Arc<OspreyThread>) -> bool {
+        let mut threads = self.threads.lock().unwrap_or_else(|e| e.into_inner());
+        let held = threads
+            .get(&thread.id)
+            .is_some_and(|held| Arc::ptr_eq(held, thread));
+        if held {
+            threads.remove(&thread.id);
+        }
+        held
+    }
+
     /// Starts a new thread; `agent` places a sub-agent in its tree (its session file then
     /// names its parent, depth and nickname).
     pub(crate) async fn start_thread(

@@ -380,15 +380,12 @@ fn child_metadata(
     })
 }
 
-/// Shuts the threads down and forgets their handles in the manager.
+/// Shuts the threads down and forgets their handles in the manager (only these handles: an
+/// agent reopened meanwhile under the same id stays).
 async fn shut_down(manager: &Shared, threads: Vec<(ThreadId, Arc<crate::OspreyThread>)>) {
-    for (id, thread) in threads {
+    for (_, thread) in threads {
         let _ = thread.submit(Op::Shutdown).await;
-        manager
-            .threads
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&id);
+        manager.forget_handle(&thread);
     }
 }
 

@@ -558,11 +558,23 @@ async fn a_closed_agent_is_reopened_by_resume_agent_and_takes_input_again() {
     home.write_config(BASE_CONFIG);
     let repo = temp_git_repo();
     let manager = manager(&home);
+    let mut spawned = manager.subscribe_spawned();
     let parent = manager
         .start_thread(config(&home, repo.path()))
         .await
         .unwrap();
     run_turn(&parent, "go", vec![]).await;
+    let first = next_child(&mut spawned).await;
+    let reopened = next_child(&mut spawned).await;
+    assert_eq!(first.thread_id, reopened.thread_id);
+    // Regression: the cleanup that follows the closed handle's end (a front end's pump)
+    // used to forget the thread by id, dropping the reopened agent that now holds that id.
+    // Only the handle it was given may go.
+    assert!(!manager.remove_handle(&first.thread));
+    let held = manager
+        .get(first.thread_id)
+        .expect("the reopened agent is held");
+    assert!(std::sync::Arc::ptr_eq(&held, &reopened.thread));
     let last = server.root_requests().pop().unwrap();
     let id = output_json(&last, "spawn")["agent_id"]
         .as_str()
