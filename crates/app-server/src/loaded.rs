@@ -89,6 +89,9 @@ fn modified_secs(path: &std::path::Path) -> Option<i64> {
 #[derive(Debug)]
 pub struct ActiveTurn {
     pub id: String,
+    /// The root thread's turn this turn belongs to (`rootTurnId`): its own id on a root
+    /// thread; on a sub-agent, the turn of the root that was running when it started.
+    pub root_turn_id: String,
     /// Unix seconds / milliseconds.
     pub started_at: i64,
     pub started_at_ms: i64,
@@ -111,10 +114,18 @@ pub struct ActiveTurn {
     pub cancelled: Vec<String>,
 }
 
+impl ThreadState {
+    /// The `rootTurnId` of this thread's running turn, if it runs one.
+    pub fn root_turn_id(&self) -> Option<String> {
+        self.turn.as_ref().map(|turn| turn.root_turn_id.clone())
+    }
+}
+
 impl ActiveTurn {
     pub fn new(id: &str, now_ms: i64) -> Self {
         Self {
             id: id.to_owned(),
+            root_turn_id: id.to_owned(),
             started_at: now_ms / 1000,
             started_at_ms: now_ms,
             item_started: HashMap::new(),
@@ -163,6 +174,11 @@ pub struct ThreadState {
     pub closed: bool,
     /// The first thing the user said, once said (the `Thread`'s `preview`).
     pub preview: Option<String>,
+    /// Set for a sub-agent: the thread that spawned it (for its turns' `rootTurnId`).
+    pub parent: Option<std::sync::Weak<LoadedThread>>,
+    /// A sub-agent's last known root turn (the one it was spawned in, at first), used when
+    /// its parent runs no turn as one of its turns starts.
+    pub root_turn: Option<String>,
 }
 
 pub struct LoadedThread {

@@ -229,13 +229,16 @@ async fn turn_started(thread: &Arc<LoadedThread>, turn_id: &str) {
     // Wait for `turn/start` to have answered (it holds the gate while it does).
     let _gate = thread.turn_gate.lock().await;
     let now = now_ms();
-    thread.state().turn = Some(ActiveTurn::new(turn_id, now));
+    let root_turn_id = root_turn_of(thread, turn_id);
+    let mut active = ActiveTurn::new(turn_id, now);
+    active.root_turn_id = root_turn_id.clone();
+    thread.state().turn = Some(active);
     thread.set_status(ThreadStatus::Active {
         active_flags: Vec::new(),
     });
     let turn = wire::Turn {
         id: turn_id.to_owned(),
-        root_turn_id: Some(turn_id.to_owned()),
+        root_turn_id: Some(root_turn_id),
         items: Vec::new(),
         items_view: wire::TurnItemsView::NotLoaded,
         status: wire::TurnStatus::InProgress,
@@ -540,6 +543,23 @@ fn complete_cancelled(thread: &LoadedThread, turn_id: &str) {
     }
 }
 
+/// A turn's `rootTurnId`, as Codex shows it: a root thread's turn is its own root; a
+/// sub-agent's turn belongs to the root turn its parent is running (the parent's own
+/// `rootTurnId`), or, when the parent runs none, to the last root turn the child knew.
+fn root_turn_of(thread: &LoadedThread, turn_id: &str) -> String {
+    let (parent, known) = {
+        let state = thread.state();
+        (state.parent.clone(), state.root_turn.clone())
+    };
+    let Some(parent) = parent.and_then(|p| p.upgrade()) else {
+        return known.unwrap_or_else(|| turn_id.to_owned());
+    };
+    let running = parent.state().root_turn_id();
+    let root = running.or(known).unwrap_or_else(|| turn_id.to_owned());
+    thread.state().root_turn = Some(root.clone());
+    root
+}
+
 fn turn_ended(
     thread: &LoadedThread,
     turn_id: &str,
@@ -553,16 +573,21 @@ fn turn_ended(
         state.turn.take()
     };
     let now = now_ms();
-    let (started_at, started_ms, items) = match turn {
+    let (started_at, started_ms, items, root_turn_id) = match turn {
         Some(turn) => {
             let items = if status == wire::TurnStatus::Completed {
                 turn.last_agent_message.into_iter().collect()
             } else {
                 Vec::new()
             };
-            (turn.started_at, turn.started_at_ms, items)
+            (
+                turn.started_at,
+                turn.started_at_ms,
+                items,
+                turn.root_turn_id,
+            )
         }
-        None => (now / 1000, now, Vec::new()),
+        None => (now / 1000, now, Vec::new(), turn_id.to_owned()),
     };
     if status != wire::TurnStatus::Failed {
         thread.set_status(ThreadStatus::Idle);
@@ -571,7 +596,7 @@ fn turn_ended(
         thread_id: thread.id_text(),
         turn: wire::Turn {
             id: turn_id.to_owned(),
-            root_turn_id: Some(turn_id.to_owned()),
+            root_turn_id: Some(root_turn_id),
             items,
             items_view: wire::TurnItemsView::Summary,
             status,

@@ -79,6 +79,13 @@ fn adopt(server: &Arc<Server>, child: SpawnedThread) {
         agent_nickname: Some(child.nickname.clone()),
     };
     let loaded = Arc::new(LoadedThread::new(Arc::clone(&child.thread), info, config));
+    {
+        // The child's turns belong to the root turn its parent runs (`rootTurnId`).
+        let root_turn = parent.state().root_turn_id();
+        let mut state = loaded.state();
+        state.parent = Some(Arc::downgrade(&parent));
+        state.root_turn = root_turn;
+    }
     for connection in parent.subscribers() {
         loaded.subscribe(&connection);
     }

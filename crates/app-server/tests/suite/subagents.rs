@@ -134,3 +134,108 @@ async fn a_childs_approval_reaches_the_client_under_the_childs_thread_and_is_ans
     assert_eq!(with_children["data"].as_array().unwrap().len(), 2);
     server.verify();
 }
+
+/// A child's turns carry `rootTurnId` = the parent's (root's) turn, as in Codex's capture;
+/// and a child closed and reopened by `resume_agent` stays loaded and streams its new turn
+/// (the old registration's cleanup must not drop the reopened one).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_childs_turns_carry_the_root_turn_and_a_reopened_child_stays_loaded() {
+    let server = MockModelServer::start_routed(
+        vec![
+            sse_turn(vec![call(
+                "spawn",
+                "spawn_agent",
+                json!({"message": "first task"}),
+            )]),
+            sse_turn(vec![call(
+                "wait1",
+                "wait_agent",
+                json!({"targets": ["{{agent:Planck}}"], "timeout_ms": 60000}),
+            )]),
+            sse_turn(vec![call(
+                "close",
+                "close_agent",
+                json!({"target": "{{agent:Planck}}"}),
+            )]),
+            sse_turn(vec![call(
+                "resume",
+                "resume_agent",
+                json!({"id": "{{agent:Planck}}"}),
+            )]),
+            sse_turn(vec![call(
+                "send",
+                "send_input",
+                json!({"target": "{{agent:Planck}}", "message": "second task"}),
+            )]),
+            sse_turn(vec![call(
+                "wait2",
+                "wait_agent",
+                json!({"targets": ["{{agent:Planck}}"], "timeout_ms": 60000}),
+            )]),
+            sse_turn(vec![ev_assistant_message("m", "done twice")]),
+        ],
+        vec![(
+            "Planck",
+            vec![
+                sse_turn(vec![ev_assistant_message("m", "first done")]),
+                sse_turn(vec![ev_assistant_message("m", "second done")]),
+            ],
+        )],
+    )
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let work = tempfile::tempdir().unwrap();
+    let mut client = Client::spawn(&home, work.path());
+    client.initialize().await;
+    let parent = client
+        .start_thread(work.path(), json!({"approvalPolicy": "never"}))
+        .await;
+    client.notification("thread/started").await;
+    let parent_turn = client.start_turn(&parent, "use a sub-agent twice").await;
+    let done = client.turn_completed(&parent).await;
+    assert_eq!(done["status"], "completed");
+    assert_eq!(done["rootTurnId"], parent_turn.as_str());
+
+    let child = client
+        .completed_items(&parent)
+        .into_iter()
+        .find(|i| i["tool"] == "spawnAgent")
+        .and_then(|i| i["receiverThreadIds"][0].as_str().map(str::to_owned))
+        .expect("the spawn item names the child");
+    let child_turns: Vec<Value> = client
+        .log
+        .iter()
+        .filter(|m| {
+            matches!(
+                m["method"].as_str(),
+                Some("turn/started" | "turn/completed")
+            ) && m["params"]["threadId"] == child.as_str()
+        })
+        .map(|m| m["params"]["turn"].clone())
+        .collect();
+    assert_eq!(
+        child_turns.len(),
+        4,
+        "two turns started and completed: {child_turns:#?}"
+    );
+    for turn in &child_turns {
+        assert_eq!(turn["rootTurnId"], parent_turn.as_str(), "{turn}");
+    }
+    // (Turn ids count per thread: the child's second turn is the one whose own id differs.)
+    assert_ne!(child_turns[2]["id"], parent_turn.as_str());
+    let wait2 = client
+        .completed_items(&parent)
+        .into_iter()
+        .rfind(|i| i["tool"] == "wait")
+        .unwrap();
+    assert_eq!(
+        wait2["agentsStates"][&child],
+        json!({"status": "completed", "message": "second done"})
+    );
+
+    // The reopened child is still loaded after the closed one's events ended.
+    let loaded = client.request("thread/loaded/list", json!({})).await;
+    let ids: Vec<String> = serde_json::from_value(loaded["data"].clone()).unwrap();
+    assert!(ids.contains(&child), "{ids:?}");
+    server.verify();
+}
