@@ -6,18 +6,19 @@
 //! needs a capability token (`--ws-token-file`): the client sends it as
 //! `Authorization: Bearer <token>` on the upgrade request; a missing or wrong token is
 //! answered with 401 and logged, and nothing else is revealed. With a token file, loopback
-//! connections need the token too.
+//! connections need the token too. Any upgrade carrying an `Origin` header (a web page) is
+//! refused with 403. The admission rules are the exec server's (`osprey_exec_server::ws_auth`).
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures::{SinkExt, StreamExt};
-use sha2::{Digest, Sha256};
+use osprey_exec_server::ws_auth::Gate;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
-use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
-use tokio_tungstenite::tungstenite::{Message, http};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::handshake::server::{Request, Response};
 
 use crate::connection::{Connection, serve_connection};
 use crate::server::Server;
@@ -114,49 +115,7 @@ where
     let _ = writing.await;
 }
 
-/// The token a WebSocket client must present, from `--ws-token-file` (trimmed).
-pub fn read_token(path: &Path) -> Result<String, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("--ws-token-file {}: {e}", path.display()))?;
-    let token = text.trim().to_owned();
-    if token.len() < 16 {
-        return Err(format!(
-            "--ws-token-file {}: the token must be at least 16 characters",
-            path.display()
-        ));
-    }
-    Ok(token)
-}
-
-/// Whether `ws://addr` may listen with (or without) a token.
-pub fn check_ws_security(addr: &SocketAddr, token: Option<&str>) -> Result<(), String> {
-    if token.is_none() && !addr.ip().is_loopback() {
-        return Err(format!(
-            "--listen ws://{addr} is reachable from other machines; give a capability token with --ws-token-file FILE (clients send it as `Authorization: Bearer <token>`), or listen on 127.0.0.1"
-        ));
-    }
-    Ok(())
-}
-
-fn digest(text: &str) -> [u8; 32] {
-    Sha256::digest(text.as_bytes()).into()
-}
-
-fn authorised(request: &Request, token_digest: Option<&[u8; 32]>) -> bool {
-    let Some(expected) = token_digest else {
-        return true;
-    };
-    let Some(given) = request
-        .headers()
-        .get(http::header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-    else {
-        return false;
-    };
-    // Comparing digests keeps the time taken independent of where the strings differ.
-    digest(given.trim()) == *expected
-}
+pub use osprey_exec_server::ws_auth::{check_ws_security, read_token};
 
 /// Accepts WebSocket connections on `listener` forever.
 pub async fn serve_websocket(
@@ -164,7 +123,7 @@ pub async fn serve_websocket(
     listener: tokio::net::TcpListener,
     token: Option<String>,
 ) {
-    let token_digest = token.as_deref().map(digest);
+    let gate = Gate::new(token.as_deref());
     loop {
         let (stream, peer) = match listener.accept().await {
             Ok(accepted) => accepted,
@@ -179,31 +138,11 @@ pub async fn serve_websocket(
             tracing::debug!("could not set TCP_NODELAY for {peer}: {e}");
         }
         let server = Arc::clone(&server);
+        let gate = gate.clone();
         tokio::spawn(async move {
             // tungstenite's callback type fixes the (large) error type.
             #[allow(clippy::result_large_err)]
-            let check = |request: &Request, response: Response| {
-                // Browsers always send Origin and editors' clients do not: a web page must
-                // not drive a loopback server that runs commands.
-                if request.headers().contains_key(http::header::ORIGIN) {
-                    tracing::warn!(
-                        "refused a WebSocket connection from {peer}: it came from a web page (Origin header)"
-                    );
-                    let mut refusal = ErrorResponse::new(Some("forbidden".to_owned()));
-                    *refusal.status_mut() = http::StatusCode::FORBIDDEN;
-                    return Err(refusal);
-                }
-                if authorised(request, token_digest.as_ref()) {
-                    Ok(response)
-                } else {
-                    tracing::warn!(
-                        "refused a WebSocket connection from {peer}: missing or wrong capability token"
-                    );
-                    let mut refusal = ErrorResponse::new(Some("unauthorized".to_owned()));
-                    *refusal.status_mut() = http::StatusCode::UNAUTHORIZED;
-                    Err(refusal)
-                }
-            };
+            let check = |request: &Request, response: Response| gate.admit(request, response, peer);
             match tokio_tungstenite::accept_hdr_async(stream, check).await {
                 Ok(socket) => serve_socket(server, socket).await,
                 Err(e) => tracing::debug!("WebSocket handshake with {peer} failed: {e}"),
