@@ -122,28 +122,45 @@ async fn lifecycle_errors_match_codex() {
     let _ = server.child.kill().await;
 }
 
-#[tokio::test]
-async fn requests_are_answered_in_order_by_default() {
+/// Pipelines a slow request (a 24 MiB write) and five quick reads of another file, and
+/// returns the ids in the order the replies came.
+async fn reply_order(extra_args: &[&str]) -> Vec<i64> {
+    use base64::Engine as _;
     let dir = tempfile::tempdir().unwrap();
-    let mut server = RawServer::start(&osprey(), &["exec-server", "--listen", "stdio"], dir.path());
+    std::fs::write(dir.path().join("small.txt"), "hi\n").unwrap();
+    let mut args = vec!["exec-server", "--listen", "stdio"];
+    args.extend_from_slice(extra_args);
+    let mut server = RawServer::start(&osprey(), &args, dir.path());
     server.handshake().await;
-    let target = format!("file://{}/f.txt", dir.path().display());
-    // Pipelined: a write, then reads of what it wrote; one worker runs them in order.
+    let big = base64::engine::general_purpose::STANDARD.encode(vec![b'x'; 24 << 20]);
+    let big_path = format!("file://{}/big.bin", dir.path().display());
+    let small = format!("file://{}/small.txt", dir.path().display());
     server
-        .send(json!({"id": 20, "method": "fs/writeFile", "params": {"path": target, "dataBase64": "aGkK"}}))
+        .send(json!({"id": 20, "method": "fs/writeFile", "params": {"path": big_path, "dataBase64": big}}))
         .await;
     for id in 21..26 {
         server
-            .send(json!({"id": id, "method": "fs/readFile", "params": {"path": target}}))
+            .send(json!({"id": id, "method": "fs/readFile", "params": {"path": small}}))
             .await;
     }
     let mut ids = Vec::new();
     for _ in 20..26 {
         let reply = server.reply().await;
+        assert!(reply.get("error").is_none(), "{reply}");
         if reply["id"] != 20 {
             assert_eq!(reply["result"]["dataBase64"], "aGkK", "{reply}");
         }
         ids.push(reply["id"].as_i64().unwrap());
     }
-    assert_eq!(ids, [20, 21, 22, 23, 24, 25]);
+    ids
+}
+
+/// One worker by default (as Codex): replies come in the order the requests did, even when
+/// the first is slow. With more workers the quick reads overtake it, which shows the first
+/// request really is slow enough for the default's order to mean something.
+#[tokio::test]
+async fn requests_are_answered_in_order_by_default() {
+    assert_eq!(reply_order(&[]).await, [20, 21, 22, 23, 24, 25]);
+    let concurrent = reply_order(&["--concurrent-requests", "4"]).await;
+    assert_ne!(concurrent.first(), Some(&20), "{concurrent:?}");
 }
