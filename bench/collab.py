@@ -1,171 +1,136 @@
 #!/usr/bin/env python3
 """Sub-agents benchmark: one parent spawns 16 children that each run `sleep 0.2`, waits for
-each and closes them, vs the same 16 commands run one after another in one thread.
+each and closes them, vs the same 16 commands run one after another in one thread; the same
+two scenarios through the reference Codex for a ratio.
 
-Both scenarios run `osprey exec --json` against `osprey-mock-model` (127.0.0.1), which answers
-each child from its own script (routed by nickname). Reports median wall time of each, their
-ratio, and the parent process's peak RSS per child thread ((collab - sequential) / 16).
+Every run starts its own `osprey-mock-model` (127.0.0.1): the parent's script on the root
+thread, and one child script that the catch-all route (`--route '*=…'`) serves to each
+sub-agent thread from its start (threads are told apart by the `thread_id` of their turn
+metadata, which both Osprey and Codex send). The scripts address the children as
+`{{agent:#N}}` (the N-th spawned), so they do not depend on the nicknames.
 
-Usage: bench/collab.py OSPREY_BIN MOCK_BIN [--runs N]
+Codex 0.171 offers its v1 collaboration tools only to catalog models with
+`multi_agent_version: "v1"` (the bundled `gpt-5.6-luna`), and only behind `tool_search`: its
+parent first calls `tool_search`, then the tools in the `multi_agent_v1` namespace. Osprey
+offers them directly to `gpt-5.5`. Both run with approval `never`, no sandbox and
+`agents.max_concurrent_threads_per_session = 16`.
+
+Reports, per binary, the median wall time of each scenario, their ratio, and the peak RSS of
+the exec process (its children are threads in it) per child thread:
+(collab - sequential) / 16.
+
+Usage: bench/collab.py OSPREY_BIN MOCK_BIN [CODEX_BIN] [--runs N]
 """
 
-import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import answer_sse, call_sse, peak_rss_run, start_mock, stop_mock, write_home  # noqa: E402
 
 CHILDREN = 16
-NICKNAMES = ["Planck", "Goodall", "Cicero", "Laplace", "Parfit", "Kant", "Dalton", "Nash",
-             "Pauli", "Harvey", "Curie", "Noether", "Turing", "Hypatia", "Darwin", "Lovelace"]
+SLEEP = {"cmd": "sleep 0.2"}
 
 
-def ev_created(rid):
-    return {"type": "response.created", "response": {"id": rid}}
-
-
-def ev_message(text):
-    return {"type": "response.output_item.done", "output_index": 0,
-            "item": {"type": "message", "id": "m", "role": "assistant", "status": "completed",
-                     "content": [{"type": "output_text", "text": text, "annotations": []}]}}
-
-
-def ev_call(call_id, name, args, index):
-    return {"type": "response.output_item.done", "output_index": index,
-            "item": {"type": "function_call", "id": "fc_" + call_id, "status": "completed",
-                     "name": name, "call_id": call_id, "arguments": json.dumps(args)}}
-
-
-def ev_completed(rid):
-    return {"type": "response.completed", "response": {"id": rid, "usage": {
-        "input_tokens": 100, "input_tokens_details": {"cached_tokens": 0},
-        "output_tokens": 10, "output_tokens_details": {"reasoning_tokens": 0},
-        "total_tokens": 110}}}
-
-
-def turn(rid, events):
-    return {"sse": [ev_created(rid)] + events + [ev_completed(rid)]}
-
-
-def calls(rid, name, args_list):
-    return turn(rid, [ev_call(f"{rid}_{i}", name, a, i) for i, a in enumerate(args_list)])
-
-
-def collab_scripts():
-    names = NICKNAMES[:CHILDREN]
-    parent = [
-        calls("r1", "spawn_agent", [{"message": f"run sleep 0.2 ({n})"} for n in names]),
-        calls("r2", "wait_agent",
-              [{"targets": ["{{agent:%s}}" % n], "timeout_ms": 60000} for n in names]),
-        calls("r3", "close_agent", [{"target": "{{agent:%s}}" % n} for n in names]),
-        turn("r4", [ev_message("All children finished.")]),
+def collab_scripts(namespace):
+    """The parent's script and the script every child gets. `namespace` is how the
+    collaboration tools are called: None (Osprey, plain functions) or "multi_agent_v1"
+    (Codex, found with tool_search first)."""
+    ns = () if namespace is None else (namespace,)
+    parent = []
+    if namespace is not None:
+        parent.append(call_sse("r0", [{"type": "tool_search_call", "call_id": "ts1",
+                                       "execution": "client",
+                                       "arguments": {"query": "spawn sub-agents", "limit": 8}}]))
+    parent += [
+        call_sse("r1", [(f"spawn{i}", "spawn_agent", {"message": f"run sleep 0.2 (#{i})"}, *ns)
+                        for i in range(CHILDREN)]),
+        call_sse("r2", [(f"wait{i}", "wait_agent",
+                         {"targets": ["{{agent:#%d}}" % i], "timeout_ms": 60000}, *ns)
+                        for i in range(CHILDREN)]),
+        call_sse("r3", [(f"close{i}", "close_agent", {"target": "{{agent:#%d}}" % i}, *ns)
+                        for i in range(CHILDREN)]),
+        answer_sse("r4", ["All children finished."]),
     ]
-    child = [
-        calls("c1", "shell_command", [{"command": "sleep 0.2"}]),
-        turn("c2", [ev_message("slept")]),
-    ]
-    return parent, {n: child for n in names}
+    child = [call_sse("c1", [("c1", "exec_command", SLEEP)]), answer_sse("c2", ["slept"])]
+    return parent, {"*": child}
 
 
 def sequential_script():
-    return [
-        calls("r1", "shell_command", [{"command": "sleep 0.2"}] * CHILDREN),
-        turn("r2", [ev_message("All commands finished.")]),
-    ]
+    """The same 16 commands, one per model response, so they run one after another."""
+    script = [call_sse(f"s{i}", [(f"s{i}", "exec_command", SLEEP)]) for i in range(CHILDREN)]
+    return script + [answer_sse("s-end", ["All commands finished."])], {}
 
 
-def dump(obj):
-    f = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
-    json.dump(obj, f)
-    f.close()
-    return f.name
+def run_once(kind, binary, mock, scenario, scratch):
+    """Wall time (s) and peak RSS (MiB) of one `exec --json` run on a fresh mock."""
+    script, routes = scenario
+    proc, base_url = start_mock(mock, script, scratch, what=f"collab ({kind})", routes=routes,
+                                repeat=False)
+    try:
+        model = "gpt-5.6-luna" if kind == "codex" else "gpt-5.5"
+        extra = f"[agents]\nmax_concurrent_threads_per_session = {CHILDREN}\n"
+        home = write_home(scratch, kind, base_url, extra=extra, model=model,
+                          sandbox="danger-full-access")
+        cwd = tempfile.mkdtemp(prefix=f"cwd-{kind}-", dir=scratch)
+        env = {"PATH": os.environ.get("PATH", ""), "HOME": home, "OSPREY_HOME": home,
+               "CODEX_HOME": home, "BENCH_API_KEY": "k", "SHELL": "/bin/bash", "NO_COLOR": "1"}
+        argv = [binary, "exec", "--json", "--skip-git-repo-check", "go"]
+        wall, rss, done = peak_rss_run(argv, env, cwd)
+        if done.returncode != 0:
+            raise SystemExit(f"collab: {kind} exec failed (exit {done.returncode}):\n"
+                             f"{done.stderr[-3000:]}")
+        if "collab_tool_call" not in done.stdout and scenario[1]:
+            raise SystemExit(f"collab: {kind} made no collaboration calls:\n{done.stdout[-3000:]}")
+    finally:
+        stop_mock(proc, scratch, what=f"collab ({kind})")
+    return wall, rss
 
 
-def start_mock(mock_bin, script, routes):
-    argv = [mock_bin, "--script", dump(script)]
-    for name, child in routes.items():
-        argv += ["--route", f"{name}={dump(child)}"]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    line = proc.stdout.readline().strip()
-    if not line.startswith("listening on "):
-        raise SystemExit(f"mock server did not start: {line!r} {proc.stderr.read()}")
-    return proc, line[len("listening on "):]
-
-
-def stop_mock(proc):
-    proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=10)
-    if proc.returncode != 0:
-        raise SystemExit(f"the mock model server found problems:\n{err}")
-
-
-def write_home(base_url):
-    home = tempfile.mkdtemp(prefix="bench-collab-")
-    with open(os.path.join(home, "config.toml"), "w") as f:
-        f.write(f'''model = "mock-model"
-model_provider = "mock"
-approval_policy = "never"
-sandbox_mode = "danger-full-access"
-
-[tools]
-shell_type = "shell_command"
-
-[agents]
-max_concurrent_threads_per_session = {CHILDREN}
-
-[model_providers.mock]
-name = "mock"
-base_url = "{base_url}"
-env_key = "BENCH_API_KEY"
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-''')
-    return home
-
-
-def run_once(osprey, mock, script, routes):
-    """Wall time (s) and peak RSS (MiB) of one `osprey exec --json` run."""
-    proc, base_url = start_mock(mock, script, routes)
-    home = write_home(base_url)
-    cwd = tempfile.mkdtemp(prefix="bench-collab-cwd-")
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": home, "OSPREY_HOME": home,
-           "BENCH_API_KEY": "k", "SHELL": "/bin/bash"}
-    argv = ["/usr/bin/time", "-f", "%M", osprey, "exec", "--json", "--skip-git-repo-check",
-            "go"]
-    start = time.perf_counter()
-    done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True)
-    wall = time.perf_counter() - start
-    stop_mock(proc)
-    if done.returncode != 0:
-        raise SystemExit(f"osprey exec failed:\n{done.stderr}")
-    rss_kib = int(done.stderr.strip().splitlines()[-1])
-    return wall, rss_kib / 1024
+def measure(kind, binary, mock, runs, scratch):
+    scenarios = {"collab": collab_scripts(None if kind == "osprey" else "multi_agent_v1"),
+                 "sequential": sequential_script()}
+    out = {}
+    for name, scenario in scenarios.items():
+        run_once(kind, binary, mock, scenario, scratch)  # warm-up
+        samples = [run_once(kind, binary, mock, scenario, scratch) for _ in range(runs)]
+        out[name] = (statistics.median(w for w, _ in samples),
+                     statistics.median(r for _, r in samples))
+    return out
 
 
 def main():
     args = sys.argv[1:]
-    if len(args) < 2:
+    runs = 5
+    if "--runs" in args:
+        i = args.index("--runs")
+        runs = int(args[i + 1])
+        del args[i:i + 2]
+    if len(args) not in (2, 3):
         raise SystemExit(__doc__)
     osprey, mock = os.path.abspath(args[0]), os.path.abspath(args[1])
-    runs = int(args[args.index("--runs") + 1]) if "--runs" in args else 5
-    parent, routes = collab_scripts()
-    collab = [run_once(osprey, mock, parent, routes) for _ in range(runs)]
-    seq = [run_once(osprey, mock, sequential_script(), {}) for _ in range(runs)]
-    c_wall = statistics.median(w for w, _ in collab)
-    s_wall = statistics.median(w for w, _ in seq)
-    c_rss = statistics.median(r for _, r in collab)
-    s_rss = statistics.median(r for _, r in seq)
-    per_child = (c_rss - s_rss) / CHILDREN
-    print(f"{CHILDREN} children x sleep 0.2, spawned and waited: {c_wall * 1000:.0f} ms "
-          f"(median of {runs})")
-    print(f"the same {CHILDREN} commands one after another: {s_wall * 1000:.0f} ms")
-    print(f"ratio: {c_wall / s_wall:.2f}x (target <= 0.2x)")
-    print(f"peak RSS: {c_rss:.1f} MiB with children, {s_rss:.1f} MiB without: "
-          f"{per_child:.2f} MiB per child thread (target <= 2 MiB)")
+    binaries = [("osprey", osprey)]
+    if len(args) == 3:
+        binaries.append(("codex", os.path.abspath(args[2])))
+    scratch = tempfile.mkdtemp(prefix="bench-collab-")
+    results = {kind: measure(kind, binary, mock, runs, scratch) for kind, binary in binaries}
+
+    print(f"{CHILDREN} children x `sleep 0.2`, spawned, waited for and closed by one parent, "
+          f"vs the same {CHILDREN} commands one after another (median of {runs})\n")
+    print(f"{'':8} {'collab':>9} {'sequential':>11} {'ratio':>7}   {'RSS collab':>11} "
+          f"{'RSS seq':>8} {'per child':>10}")
+    for kind, r in results.items():
+        (cw, cr), (sw, sr) = r["collab"], r["sequential"]
+        print(f"{kind:8} {cw * 1000:7.0f}ms {sw * 1000:9.0f}ms {cw / sw:6.2f}x   "
+              f"{cr:9.1f}Mi {sr:6.1f}Mi {(cr - sr) / CHILDREN:8.2f}Mi")
+    if "codex" in results:
+        o, c = results["osprey"]["collab"], results["codex"]["collab"]
+        print(f"\nosprey / codex, collab scenario: wall {o[0] / c[0]:.2f}x, "
+              f"peak RSS {o[1] / c[1]:.2f}x")
+    print("targets: collab <= 0.2x sequential; <= 2 MiB per child thread")
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ import os
 import statistics
 import subprocess
 import tempfile
+import time
 
 USAGE = {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0},
          "output_tokens": 10, "output_tokens_details": {"reasoning_tokens": 0},
@@ -37,28 +38,45 @@ def answer_sse(rid, deltas):
     return {"sse": events}
 
 
-def start_mock(mock_bin, script, scratch, what="bench"):
-    """`osprey-mock-model --script … --repeat`; returns (process, base URL)."""
-    path = os.path.join(scratch, f"script-{len(os.listdir(scratch))}.json")
-    with open(path, "w") as f:
-        json.dump(script, f)
+def start_mock(mock_bin, script, scratch, what="bench", routes=None, repeat=True):
+    """`osprey-mock-model --script …` (with `--repeat` unless told otherwise, and a
+    `--route NAME=FILE` per entry of `routes`); returns (process, base URL)."""
+    def dump(obj):
+        path = os.path.join(scratch, f"script-{len(os.listdir(scratch))}.json")
+        with open(path, "w") as f:
+            json.dump(obj, f)
+        return path
+
+    argv = [mock_bin, "--script", dump(script)]
+    if repeat:
+        argv.append("--repeat")
+    for name, route in (routes or {}).items():
+        argv += ["--route", f"{name}={dump(route)}"]
     err = open(os.path.join(scratch, "mock.err"), "a")
-    proc = subprocess.Popen([mock_bin, "--script", path, "--repeat"],
-                            stdout=subprocess.PIPE, stderr=err, text=True)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, text=True)
     line = proc.stdout.readline().strip()
     if not line.startswith("listening on "):
         raise SystemExit(f"{what}: the mock model did not start ({line!r}); see {err.name}")
     return proc, line[len("listening on "):]
 
 
-def write_home(scratch, kind, base_url, extra=""):
+def stop_mock(proc, scratch, what="bench"):
+    """Stops the mock; fails when it recorded problems (they are in scratch/mock.err)."""
+    proc.terminate()
+    proc.wait(timeout=10)
+    if proc.returncode != 0:
+        with open(os.path.join(scratch, "mock.err")) as f:
+            raise SystemExit(f"{what}: the mock model found problems:\n{f.read()}")
+
+
+def write_home(scratch, kind, base_url, extra="", model="gpt-5.5", sandbox="read-only"):
     """A home (used as both CODEX_HOME and OSPREY_HOME) whose config uses the mock."""
     home = tempfile.mkdtemp(prefix=f"home-{kind}-", dir=scratch)
     with open(os.path.join(home, "config.toml"), "w") as f:
-        f.write(f'''model = "gpt-5.5"
+        f.write(f'''model = "{model}"
 model_provider = "mock"
 approval_policy = "never"
-sandbox_mode = "read-only"
+sandbox_mode = "{sandbox}"
 {extra}
 [model_providers.mock]
 name = "mock"
@@ -69,6 +87,40 @@ request_max_retries = 0
 stream_max_retries = 0
 ''')
     return home
+
+
+def call_sse(rid, calls):
+    """A response of tool calls: `calls` is a list of (call_id, name, arguments) or
+    (call_id, name, arguments, namespace), or ready output items (dicts)."""
+    events = [ev("response.created", response={"id": rid, "status": "in_progress"})]
+    for index, call in enumerate(calls):
+        if isinstance(call, dict):
+            item = call
+        else:
+            call_id, name, args = call[:3]
+            item = {"type": "function_call", "id": "fc_" + call_id, "status": "completed",
+                    "name": name, "call_id": call_id, "arguments": json.dumps(args)}
+            if len(call) > 3:
+                item["namespace"] = call[3]
+        events.append(ev("response.output_item.done", output_index=index, item=item))
+    events.append(ev("response.completed",
+                     response={"id": rid, "status": "completed", "usage": USAGE}))
+    return {"sse": events}
+
+
+def peak_rss_run(argv, env, cwd):
+    """Runs argv under GNU time; returns (wall seconds, peak RSS MiB, completed process).
+    GNU time forks from a small process, so the RSS is the binary's own (not this script's
+    Python high-water mark, which a child forked from here would inherit)."""
+    with tempfile.NamedTemporaryFile("r") as out:
+        start = time.perf_counter()
+        done = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", out.name, *argv], env=env,
+                              cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True,
+                              text=True)
+        wall = time.perf_counter() - start
+        text = out.read().split()
+    rss = int(text[-1]) / 1024.0 if text and text[-1].isdigit() else float("nan")
+    return wall, rss, done
 
 
 def tree_rss_kib(pid):
