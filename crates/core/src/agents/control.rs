@@ -303,11 +303,13 @@ impl AgentControl {
                 why: "it kept no session file (ephemeral)".to_string(),
             });
         };
-        // The old session must have let go of its file: wait for its status channel to end.
-        let _ = tokio::time::timeout(Duration::from_secs(10), async {
-            while status.changed().await.is_ok() {}
-        })
-        .await;
+        // The old session must have let go of its file: wait for its status channel to end
+        // (the session is gone), then for its writer to release the file's lock, which it
+        // does once it has written out what was queued — a moment later.
+        let deadline = tokio::time::Instant::now() + RELEASE_WAIT;
+        let _ =
+            tokio::time::timeout_at(deadline, async { while status.changed().await.is_ok() {} })
+                .await;
         place.initial_status = match closed_with {
             None
             | Some(AgentStatus::PendingInit | AgentStatus::Running | AgentStatus::Shutdown) => {
@@ -317,14 +319,25 @@ impl AgentControl {
         };
         place.history = Vec::new();
         let reopened = place.initial_status.clone();
-        manager
-            .resume_thread((*config).clone(), &rollout, Some(place))
-            .await
-            .map_err(|e| CollabError::Resume {
-                id,
-                why: e.to_string(),
-            })?;
-        Ok(reopened)
+        loop {
+            match manager
+                .resume_thread((*config).clone(), &rollout, Some(place.clone()))
+                .await
+            {
+                Ok(_) => return Ok(reopened),
+                Err(CoreError::Rollout(osprey_rollout::RolloutError::Locked { .. }))
+                    if tokio::time::Instant::now() < deadline =>
+                {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+                Err(e) => {
+                    return Err(CollabError::Resume {
+                        id,
+                        why: e.to_string(),
+                    });
+                }
+            }
+        }
     }
 
     /// Interrupts the running turns of this thread's children (the parent was interrupted).
@@ -349,6 +362,9 @@ impl AgentControl {
         shut_down(&manager, closed).await;
     }
 }
+
+/// How long `resume_agent` waits for a closed agent's session to let go of its file.
+const RELEASE_WAIT: Duration = Duration::from_secs(10);
 
 /// The header Codex names a request's thread and turn in.
 const TURN_METADATA: &str = "x-codex-turn-metadata";

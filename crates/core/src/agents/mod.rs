@@ -11,8 +11,9 @@
 //! `wait_agent` is race-free by construction: it subscribes to a child's status channel
 //! first and reads the current value through that subscription, so a change that happens in
 //! between is seen as a change; a channel whose sender is gone is an error, never a silent
-//! timeout. When a child finishes, the parent's session queues a `<subagent_notification>`
-//! user message that its next model request carries. Interrupting a parent interrupts its
+//! timeout. When a child first finishes, the parent's session queues a
+//! `<subagent_notification>` user message that its next model request carries (no turn is
+//! started for it, as in Codex). Interrupting a parent interrupts its
 //! children; shutting it down closes them.
 //!
 //! Key types: [`AgentRegistry`] (the shared state), [`AgentControl`] (one thread's view of
@@ -292,8 +293,12 @@ pub(crate) fn notification(child: ThreadId, status: &AgentStatus) -> ResponseIte
     ))
 }
 
-/// Watches a child's status and queues a notification in its parent's session each time
-/// the child finishes a turn (completed, errored or interrupted). Ends with the child.
+/// Watches a child's status and queues one notification in its parent's session the first
+/// time the child finishes a turn (completed, errored or interrupted), then ends — as Codex
+/// 0.171's v1 does: a later turn (after `send_input`) is learnt through `wait_agent`, and an
+/// agent reopened by `resume_agent` gets a new watcher. The notification is injected into
+/// the parent's history without starting a turn (Codex's `inject_user_message_without_turn`):
+/// an idle parent's model sees it with the next turn's first request.
 pub(crate) fn watch_for_parent(
     child: ThreadId,
     mut status: watch::Receiver<AgentStatus>,
@@ -315,6 +320,7 @@ pub(crate) fn watch_for_parent(
                     return;
                 };
                 parent.queue_notification(notification(child, &now));
+                return;
             }
         }
     });

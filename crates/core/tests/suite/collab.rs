@@ -71,6 +71,35 @@ async fn next_child(
         .expect("the manager is alive")
 }
 
+/// What each test starts from: a home whose config points at `server` (`BASE_CONFIG` plus
+/// `extra`), a git repo, a manager with a subscription to its sub-agents, and a parent thread.
+struct Family {
+    home: TempHome,
+    repo: tempfile::TempDir,
+    manager: ThreadManager,
+    spawned: tokio::sync::mpsc::UnboundedReceiver<SpawnedThread>,
+    parent: std::sync::Arc<osprey_core::OspreyThread>,
+}
+
+async fn family(server: &MockModelServer, extra: &str) -> Family {
+    let home = TempHome::for_server(server, WireApi::Responses);
+    home.write_config(&format!("{BASE_CONFIG}{extra}"));
+    let repo = temp_git_repo();
+    let manager = manager(&home);
+    let spawned = manager.subscribe_spawned();
+    let parent = manager
+        .start_thread(config(&home, repo.path()))
+        .await
+        .unwrap();
+    Family {
+        home,
+        repo,
+        manager,
+        spawned,
+        parent,
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_parent_spawns_two_children_waits_for_each_closes_them_and_answers() {
     let server = MockModelServer::start_routed(
@@ -122,15 +151,13 @@ async fn a_parent_spawns_two_children_waits_for_each_closes_them_and_answers() {
         ],
     )
     .await;
-    let home = TempHome::for_server(&server, WireApi::Responses);
-    home.write_config(BASE_CONFIG);
-    let repo = temp_git_repo();
-    let manager = manager(&home);
-    let mut spawned = manager.subscribe_spawned();
-    let parent = manager
-        .start_thread(config(&home, repo.path()))
-        .await
-        .unwrap();
+    let Family {
+        home: _home,
+        repo,
+        manager,
+        mut spawned,
+        parent,
+    } = family(&server, "").await;
     let events = run_turn(&parent, "spawn two agents", vec![]).await;
     assert!(
         matches!(events.last().map(|e| &e.msg), Some(EventMsg::TurnCompleted { last_agent_message: Some(m), .. }) if m == "Both children finished."),
@@ -353,16 +380,13 @@ async fn wait_agent_times_out_while_the_child_is_still_working() {
         )],
     )
     .await;
-    let home = TempHome::for_server(&server, WireApi::Responses);
-    home.write_config(&format!(
-        "{BASE_CONFIG}[agents]\nmin_wait_timeout_ms = 50\n"
-    ));
-    let repo = temp_git_repo();
-    let manager = manager(&home);
-    let parent = manager
-        .start_thread(config(&home, repo.path()))
-        .await
-        .unwrap();
+    let Family {
+        home: _home,
+        repo: _repo,
+        manager: _manager,
+        spawned: _spawned,
+        parent,
+    } = family(&server, "[agents]\nmin_wait_timeout_ms = 50\n").await;
     let started = std::time::Instant::now();
     run_turn(&parent, "go", vec![]).await;
     let last = server.root_requests().pop().unwrap();
@@ -410,16 +434,17 @@ async fn limits_refuse_a_second_child_and_give_children_no_collaboration_tools()
         )],
     )
     .await;
-    let home = TempHome::for_server(&server, WireApi::Responses);
-    home.write_config(&format!(
-        "{BASE_CONFIG}[agents]\nmax_concurrent_threads_per_session = 1\n"
-    ));
-    let repo = temp_git_repo();
-    let manager = manager(&home);
-    let parent = manager
-        .start_thread(config(&home, repo.path()))
-        .await
-        .unwrap();
+    let Family {
+        home: _home,
+        repo: _repo,
+        manager: _manager,
+        spawned: _spawned,
+        parent,
+    } = family(
+        &server,
+        "[agents]\nmax_concurrent_threads_per_session = 1\n",
+    )
+    .await;
     run_turn(&parent, "go", vec![]).await;
     let last = server.root_requests().pop().unwrap();
     assert_eq!(
@@ -452,15 +477,13 @@ async fn interrupting_a_waiting_parent_interrupts_its_children() {
         vec![("Planck", vec![shell("s", "echo sleeping; sleep 60")])],
     )
     .await;
-    let home = TempHome::for_server(&server, WireApi::Responses);
-    home.write_config(BASE_CONFIG);
-    let repo = temp_git_repo();
-    let manager: ThreadManager = manager(&home);
-    let mut spawned = manager.subscribe_spawned();
-    let parent = manager
-        .start_thread(config(&home, repo.path()))
-        .await
-        .unwrap();
+    let Family {
+        home: _home,
+        repo: _repo,
+        manager: _manager,
+        mut spawned,
+        parent,
+    } = family(&server, "").await;
     parent.submit(user_turn("go")).await.unwrap();
     let child = next_child(&mut spawned).await;
     // Wait until the child's command runs and the parent is waiting for it.
@@ -554,27 +577,14 @@ async fn a_closed_agent_is_reopened_by_resume_agent_and_takes_input_again() {
         vec![("Planck", vec![answer("first done"), answer("second done")])],
     )
     .await;
-    let home = TempHome::for_server(&server, WireApi::Responses);
-    home.write_config(BASE_CONFIG);
-    let repo = temp_git_repo();
-    let manager = manager(&home);
-    let mut spawned = manager.subscribe_spawned();
-    let parent = manager
-        .start_thread(config(&home, repo.path()))
-        .await
-        .unwrap();
+    let Family {
+        home: _home,
+        repo: _repo,
+        manager,
+        mut spawned,
+        parent,
+    } = family(&server, "").await;
     run_turn(&parent, "go", vec![]).await;
-    let first = next_child(&mut spawned).await;
-    let reopened = next_child(&mut spawned).await;
-    assert_eq!(first.thread_id, reopened.thread_id);
-    // Regression: the cleanup that follows the closed handle's end (a front end's pump)
-    // used to forget the thread by id, dropping the reopened agent that now holds that id.
-    // Only the handle it was given may go.
-    assert!(!manager.remove_handle(&first.thread));
-    let held = manager
-        .get(first.thread_id)
-        .expect("the reopened agent is held");
-    assert!(std::sync::Arc::ptr_eq(&held, &reopened.thread));
     let last = server.root_requests().pop().unwrap();
     let id = output_json(&last, "spawn")["agent_id"]
         .as_str()
@@ -594,12 +604,84 @@ async fn a_closed_agent_is_reopened_by_resume_agent_and_takes_input_again() {
         output_json(&last, "wait2"),
         json!({"status": {id: {"completed": "second done"}}, "timed_out": false})
     );
+    let first = next_child(&mut spawned).await;
+    let reopened = next_child(&mut spawned).await;
+    assert_eq!(first.thread_id, reopened.thread_id);
+    // Regression: the cleanup that follows the closed handle's end (a front end's pump)
+    // used to forget the thread by id, dropping the reopened agent that now holds that id.
+    // Only the handle it was given may go.
+    assert!(!manager.remove_handle(&first.thread));
+    let held = manager
+        .get(first.thread_id)
+        .expect("the reopened agent is held");
+    assert!(std::sync::Arc::ptr_eq(&held, &reopened.thread));
     // The reopened agent continued its own history.
     let second = server.requests_for("Planck").pop().unwrap();
     let texts = second.user_texts();
     assert!(
         texts.contains(&"first task".to_string()) && texts.contains(&"second task".to_string()),
         "{texts:?}"
+    );
+    server.verify();
+}
+
+/// As in Codex 0.171's capture: the parent is notified once, when the child first finishes;
+/// the child's later turn (after `send_input`) is learnt through `wait_agent` only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_that_finishes_twice_is_notified_once() {
+    let server = MockModelServer::start_routed(
+        vec![
+            sse_turn(vec![call(
+                "spawn",
+                "spawn_agent",
+                json!({"message": "one"}),
+            )]),
+            sse_turn(vec![call(
+                "wait1",
+                "wait_agent",
+                json!({"targets": ["{{agent:Planck}}"]}),
+            )]),
+            sse_turn(vec![call(
+                "send",
+                "send_input",
+                json!({"target": "{{agent:Planck}}", "message": "two"}),
+            )]),
+            sse_turn(vec![call(
+                "wait2",
+                "wait_agent",
+                json!({"targets": ["{{agent:Planck}}"]}),
+            )]),
+            // Time for a second notification to be queued, were there one.
+            shell("pause", "sleep 0.3"),
+            answer("done"),
+        ],
+        vec![("Planck", vec![answer("first"), answer("second")])],
+    )
+    .await;
+    let Family {
+        home: _home,
+        repo: _repo,
+        manager: _manager,
+        spawned: _spawned,
+        parent,
+    } = family(&server, "").await;
+    run_turn(&parent, "go", vec![]).await;
+    let last = server.root_requests().pop().unwrap();
+    assert_eq!(
+        output_json(&last, "wait2")["status"]
+            .as_object()
+            .and_then(|s| s.values().next().cloned()),
+        Some(json!({"completed": "second"}))
+    );
+    let notifications: Vec<String> = last
+        .user_texts()
+        .into_iter()
+        .filter(|t| t.starts_with("<subagent_notification>"))
+        .collect();
+    assert_eq!(notifications.len(), 1, "{notifications:#?}");
+    assert!(
+        notifications[0].contains(r#"{"completed":"first"}"#),
+        "{notifications:#?}"
     );
     server.verify();
 }
@@ -638,14 +720,13 @@ async fn spawn_finish_wait_two_hundred_times_loses_no_status() {
         .map(|(round, name)| (name.as_str(), vec![answer(&format!("done {round}"))]))
         .collect();
     let server = MockModelServer::start_routed(script, routes).await;
-    let home = TempHome::for_server(&server, WireApi::Responses);
-    home.write_config(&format!("{BASE_CONFIG}[agents]\nmin_wait_timeout_ms = 1\n"));
-    let repo = temp_git_repo();
-    let manager = manager(&home);
-    let parent = manager
-        .start_thread(config(&home, repo.path()))
-        .await
-        .unwrap();
+    let Family {
+        home: _home,
+        repo: _repo,
+        manager: _manager,
+        spawned: _spawned,
+        parent,
+    } = family(&server, "[agents]\nmin_wait_timeout_ms = 1\n").await;
     let events = run_turn(&parent, "go", vec![]).await;
     assert!(
         matches!(
