@@ -20,6 +20,13 @@
 //! (The server does not panic on drop; a test that skips `verify` only sees failures as
 //! the 500 answers its client received.)
 //!
+//! Sub-agents get their own scripts ([`MockModelServer::start_routed`]): a request that
+//! carries `x-openai-subagent` is answered from the route named by the `agent_nickname` of
+//! its `x-codex-turn-metadata`, or else from the catch-all route [`EVERY_AGENT`], which walks
+//! its script once per thread (the metadata's `thread_id`) — Codex's children carry no
+//! nickname. Scripted calls name spawned agents as `{{agent:<nickname>}}` or `{{agent:#N}}`
+//! (the N-th spawned), filled in from the `spawn_agent` outputs seen so far.
+//!
 //! [`TempHome`] makes a temporary `OSPREY_HOME` with a `config.toml` for a `mock`
 //! provider (retries off, short idle timeout) and gives the environment for an `osprey`
 //! child process; [`temp_git_repo`] makes a scratch repository.
