@@ -26,9 +26,10 @@ pub enum AgentStatus {
 
 impl AgentStatus {
     /// Whether `wait_agent` stops waiting for an agent in this status (everything but
-    /// `pending_init` and `running`).
+    /// `pending_init`, `running` and `interrupted`, as Codex's `is_final`): an interrupted
+    /// agent is expected to take new input and go on, so its result is still to come.
     pub fn is_final(&self) -> bool {
-        !matches!(self, Self::PendingInit | Self::Running)
+        !matches!(self, Self::PendingInit | Self::Running | Self::Interrupted)
     }
 
     /// The status name without its message (`completed`, `not_found`, …).
@@ -96,7 +97,8 @@ mod tests {
             serde_json::to_value(AgentStatus::Errored("boom".into())).unwrap(),
             json!({"errored": "boom"})
         );
-        assert!(AgentStatus::Interrupted.is_final());
+        assert!(!AgentStatus::Interrupted.is_final());
+        assert!(AgentStatus::Shutdown.is_final());
         assert!(!AgentStatus::Running.is_final());
     }
 }

@@ -294,33 +294,36 @@ pub(crate) fn notification(child: ThreadId, status: &AgentStatus) -> ResponseIte
 }
 
 /// Watches a child's status and queues one notification in its parent's session the first
-/// time the child finishes a turn (completed, errored or interrupted), then ends — as Codex
-/// 0.171's v1 does: a later turn (after `send_input`) is learnt through `wait_agent`, and an
-/// agent reopened by `resume_agent` gets a new watcher. The notification is injected into
-/// the parent's history without starting a turn (Codex's `inject_user_message_without_turn`):
-/// an idle parent's model sees it with the next turn's first request.
+/// time the child finishes a turn (completed or errored — not interrupted: as in Codex, an
+/// interrupted agent is expected to go on, and its real result is the one announced), then
+/// ends — as Codex 0.171's v1 does: a later turn (after `send_input`) is learnt through
+/// `wait_agent`, and an agent reopened by `resume_agent` gets a new watcher. The
+/// notification is injected into the parent's history without starting a turn (Codex's
+/// `inject_user_message_without_turn`): an idle parent's model sees it with the next turn's
+/// first request.
+///
+/// `status` must not have been read since the channel was made (its seen version is the
+/// initial status), so a child that changed before this task first runs still wakes it;
+/// and since only a turn's end sets `completed` or `errored`, any change that lands on one
+/// is a finish — even when the channel merged `running` into a value equal to the initial
+/// one (a reopened agent that completes with the same message).
 pub(crate) fn watch_for_parent(
     child: ThreadId,
     mut status: watch::Receiver<AgentStatus>,
     parent: Weak<Session>,
 ) {
     tokio::spawn(async move {
-        let mut last = status.borrow_and_update().clone();
         while status.changed().await.is_ok() {
             let now = status.borrow_and_update().clone();
-            if now == last {
-                continue;
-            }
-            last = now.clone();
-            if matches!(
-                now,
-                AgentStatus::Completed(_) | AgentStatus::Errored(_) | AgentStatus::Interrupted
-            ) {
-                let Some(parent) = parent.upgrade() else {
+            match now {
+                AgentStatus::Completed(_) | AgentStatus::Errored(_) => {
+                    if let Some(parent) = parent.upgrade() {
+                        parent.queue_notification(notification(child, &now));
+                    }
                     return;
-                };
-                parent.queue_notification(notification(child, &now));
-                return;
+                }
+                AgentStatus::Shutdown | AgentStatus::NotFound => return,
+                AgentStatus::PendingInit | AgentStatus::Running | AgentStatus::Interrupted => {}
             }
         }
     });

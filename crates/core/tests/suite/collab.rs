@@ -789,3 +789,68 @@ fn nickname(n: usize) -> String {
         round => format!("{} {}", NAMES[n % NAMES.len()], round + 1),
     }
 }
+
+/// Codex's `is_final` leaves `interrupted` out: after `send_input` with `interrupt: true`
+/// the child goes on with the new input, so `wait_agent` waits for that turn's answer and
+/// the parent is told of it — not of the interrupted turn (both used to stop at
+/// `interrupted`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupted_child_is_waited_for_until_its_next_turn_ends() {
+    let server = MockModelServer::start_routed(
+        vec![
+            sse_turn(vec![call(
+                "spawn",
+                "spawn_agent",
+                json!({"message": "long work"}),
+            )]),
+            // Time for the child to start its long command.
+            shell("pause", "sleep 1"),
+            sse_turn(vec![call(
+                "send",
+                "send_input",
+                json!({"target": "{{agent:Planck}}", "message": "stop; do this", "interrupt": true}),
+            )]),
+            sse_turn(vec![call(
+                "wait",
+                "wait_agent",
+                json!({"targets": ["{{agent:Planck}}"]}),
+            )]),
+            // Time for the notification to be queued.
+            shell("pause2", "sleep 0.3"),
+            answer("done"),
+        ],
+        vec![(
+            "Planck",
+            vec![shell("s", "echo sleeping; sleep 60"), answer("switched")],
+        )],
+    )
+    .await;
+    let Family {
+        home: _home,
+        repo: _repo,
+        manager: _manager,
+        spawned: _spawned,
+        parent,
+    } = family(&server, "").await;
+    let started = std::time::Instant::now();
+    run_turn(&parent, "go", vec![]).await;
+    let last = server.root_requests().pop().unwrap();
+    assert_eq!(
+        output_json(&last, "wait")["status"]
+            .as_object()
+            .and_then(|s| s.values().next().cloned()),
+        Some(json!({"completed": "switched"}))
+    );
+    let notifications: Vec<String> = last
+        .user_texts()
+        .into_iter()
+        .filter(|t| t.starts_with("<subagent_notification>"))
+        .collect();
+    assert_eq!(notifications.len(), 1, "{notifications:#?}");
+    assert!(
+        notifications[0].contains(r#"{"completed":"switched"}"#),
+        "{notifications:#?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
+    server.verify();
+}
