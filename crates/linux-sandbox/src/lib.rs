@@ -36,10 +36,10 @@
 //! The command line is defined in [`osprey_sandboxing::helper_args`].
 //!
 //! [`confine_in_child`] is the fast route for the common case: a request that would start
-//! the helper's Landlock stage with nothing to guard is turned into one that runs the
-//! command directly and performs steps 1–3 and 5 in the forked child before `exec`, with
-//! everything prepared in the parent — the same confinement without starting `osprey` a
-//! second time.
+//! the helper's Landlock stage with nothing to guard gets a child step that performs steps
+//! 1–3, 5 and 6 in the forked child itself, with everything prepared in the parent — the
+//! same confinement without starting `osprey` a second time. The request still names the
+//! helper, so a spawner that ignored the step would run the helper, never the bare command.
 
 use std::ffi::OsString;
 use std::io::Write as _;
@@ -64,11 +64,12 @@ pub fn run_main(args: Vec<OsString>) -> i32 {
     code
 }
 
-/// `request` confined inside its own child process instead of through the helper, when
-/// `request` is a helper request for the Landlock stage that needs no creation guard; any
-/// other request (bubblewrap, the guard, not a helper request, or one whose preparation
-/// failed, which the helper will then report) is returned unchanged. Call it on what
-/// [`osprey_sandboxing`] returned, just before spawning.
+/// `request` with a child step ([`ExecRequest::child_setup`]) that confines the forked
+/// child and execs the command directly, when `request` is a helper request for the
+/// Landlock stage that needs no creation guard; any other request (bubblewrap, the guard,
+/// not a helper request, or one whose preparation failed, which the helper will then
+/// report) is returned unchanged. Call it on what [`osprey_sandboxing`] returned, just
+/// before spawning. Failures in the child read and exit like the helper's.
 pub fn confine_in_child(request: ExecRequest) -> ExecRequest {
     #[cfg(target_os = "linux")]
     {

@@ -6,10 +6,9 @@
 //!
 //! The step runs in a child forked from a multi-threaded process, so it must only make
 //! system calls: everything it needs (paths as C strings, compiled filters, descriptors)
-//! is prepared before the fork by whoever builds the [`ChildSetup`]. When the step fails,
-//! only an `i32` travels back to the parent (the standard library's spawn reports the
-//! error number of a failed pre-exec step); [`ChildSetup::explain`] turns that number back
-//! into words.
+//! is prepared before the fork by whoever builds the [`ChildSetup`]. A step may end in an
+//! `execve` of its own and never return; if it returns an error, the spawn fails with
+//! that error number (all the standard library passes back from a pre-exec step).
 
 use std::fmt;
 use std::io;
@@ -18,49 +17,36 @@ use std::sync::Arc;
 /// The step itself. It runs in the forked child and must only make system calls.
 pub type ChildStep = dyn Fn() -> io::Result<()> + Send + Sync;
 
-/// Reads the error number a failed step reported as words, or `None` when the number is
-/// an ordinary error of the spawn itself.
-pub type ExplainFailure = dyn Fn(i32) -> Option<String> + Send + Sync;
-
 /// A step to run in the child just before `exec`, after the child has its own session,
 /// its working directory and its standard streams.
 #[derive(Clone)]
 pub struct ChildSetup {
     name: &'static str,
     step: Arc<ChildStep>,
-    explain: Arc<ExplainFailure>,
 }
 
 impl ChildSetup {
-    /// A step called `name` (shown in debug output), and how to read its failures.
+    /// A step called `name` (shown in debug output).
     ///
     /// # Safety
     ///
     /// `step` runs between `fork` and `exec` in a copy of a multi-threaded process: it
     /// must not allocate, take locks, or touch state shared with other threads; only
     /// async-signal-safe system calls on data prepared beforehand.
-    pub unsafe fn new(
-        name: &'static str,
-        step: Arc<ChildStep>,
-        explain: Arc<ExplainFailure>,
-    ) -> Self {
-        Self {
-            name,
-            step,
-            explain,
+    pub unsafe fn new(name: &'static str, step: Arc<ChildStep>) -> Self {
+        Self { name, step }
+    }
+
+    /// Adds the step to a standard-library command (for a spawner outside this crate,
+    /// such as a test driver), after the steps already there.
+    pub fn install_std(&self, cmd: &mut std::process::Command) {
+        use std::os::unix::process::CommandExt as _;
+        let step = Arc::clone(&self.step);
+        // SAFETY: the constructor's contract: the step only makes system calls on data
+        // prepared before the fork.
+        unsafe {
+            cmd.pre_exec(move || step());
         }
-    }
-
-    /// What a failure reported as `errno` meant, when this step reported it.
-    pub fn explain(&self, errno: i32) -> Option<String> {
-        (self.explain)(errno)
-    }
-
-    /// The step, for a spawner outside this crate (a test driver using the standard
-    /// library's `pre_exec`). Calling it anywhere but between `fork` and `exec` applies it
-    /// to the calling process.
-    pub fn step(&self) -> Arc<ChildStep> {
-        Arc::clone(&self.step)
     }
 
     /// The name given at construction.
@@ -96,3 +82,61 @@ impl PartialEq for ChildSetup {
 }
 
 impl Eq for ChildSetup {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ExecExpiration, ExecRequest, OutputCaps, SpawnError, run_to_completion};
+
+    fn caps() -> OutputCaps {
+        OutputCaps {
+            head_bytes: 4096,
+            tail_bytes: 4096,
+        }
+    }
+
+    /// The step runs in the child after it became a session leader (the order the sandbox
+    /// relies on), and a step that fails keeps the program from starting.
+    #[tokio::test]
+    async fn the_step_runs_in_the_session_leader_and_its_failure_stops_the_spawn() {
+        // SAFETY: getsid/getpid are async-signal-safe and the step touches nothing else.
+        let leader = unsafe {
+            ChildSetup::new(
+                "test",
+                Arc::new(|| {
+                    if libc::getsid(0) == libc::getpid() {
+                        Ok(())
+                    } else {
+                        Err(io::Error::from_raw_os_error(libc::EPERM))
+                    }
+                }),
+            )
+        };
+        let request = ExecRequest::new("sh", "/")
+            .env("PATH", "/usr/bin:/bin")
+            .args(["-c", "echo started"])
+            .child_setup(leader);
+        let outcome = run_to_completion(request, ExecExpiration::never(), caps(), None)
+            .await
+            .unwrap();
+        assert_eq!(outcome.exit_code, Some(0));
+
+        // SAFETY: the step makes no call at all.
+        let refuse = unsafe {
+            ChildSetup::new(
+                "test",
+                Arc::new(|| Err(io::Error::from_raw_os_error(libc::EACCES))),
+            )
+        };
+        let request = ExecRequest::new("sh", "/")
+            .env("PATH", "/usr/bin:/bin")
+            .args(["-c", "echo started"])
+            .child_setup(refuse);
+        let err = run_to_completion(request, ExecExpiration::never(), caps(), None)
+            .await
+            .err()
+            .unwrap();
+        assert!(matches!(err, SpawnError::Os { .. }), "{err}");
+        assert!(err.to_string().contains("Permission denied"), "{err}");
+    }
+}

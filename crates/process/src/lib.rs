@@ -76,8 +76,7 @@
 //! error: its exit code is in the outcome.
 //!
 //! A request may carry a [`ChildSetup`]: system calls to make in the child between fork and
-//! exec (the sandbox confines commands this way). If the step fails the command does not
-//! start, and the spawn error says why in the step's own words.
+//! exec (the sandbox confines commands this way, ending the step in its own `execve`).
 //!
 //! Unix only. `unsafe` is confined to the `sys` module (session setup between fork and
 //! exec, `killpg`, descriptor duplication) and `child_setup` (adding the step), each use
@@ -102,7 +101,7 @@ mod streaming;
 )]
 mod sys;
 
-pub use child_setup::{ChildSetup, ChildStep, ExplainFailure};
+pub use child_setup::{ChildSetup, ChildStep};
 pub use expiration::{ExecExpiration, Expiry, TimeoutControl, TimeoutSuspension};
 pub use interactive::{
     CollectResult, InteractiveProcess, ProcessExit, SESSION_DRAIN_AFTER_EXIT, STDIN_WRITE_TIMEOUT,

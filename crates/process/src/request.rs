@@ -24,7 +24,8 @@ pub struct ExecRequest {
     /// What the child sees as `argv[0]`; defaults to `program`. Used for helpers that
     /// dispatch on their own name.
     pub arg0: Option<String>,
-    /// System calls to make in the child just before `exec` (the sandbox's confinement).
+    /// System calls to make in the child just before `exec` (the sandbox's confinement,
+    /// which ends in an `execve` of its own).
     pub child_setup: Option<ChildSetup>,
 }
 
@@ -141,17 +142,6 @@ pub enum SpawnError {
         /// What failed.
         reason: String,
     },
-    /// The step the request runs in the child before `exec` failed, so the program was
-    /// never started.
-    #[error("could not start `{program}` in {}: {reason}", cwd.display())]
-    ChildSetup {
-        /// The program as requested.
-        program: String,
-        /// The working directory requested.
-        cwd: PathBuf,
-        /// The step's own account of what failed.
-        reason: String,
-    },
     /// Spawning needs a Tokio runtime and none was running.
     #[error(
         "could not start `{program}`: no Tokio runtime is running on this thread; call \
@@ -169,18 +159,6 @@ impl SpawnError {
     pub(crate) fn from_io(req: &ExecRequest, err: io::Error) -> Self {
         let program = req.program.clone();
         let cwd = req.cwd.clone();
-        let explained = req
-            .child_setup
-            .as_ref()
-            .zip(err.raw_os_error())
-            .and_then(|(setup, errno)| setup.explain(errno));
-        if let Some(reason) = explained {
-            return Self::ChildSetup {
-                program,
-                cwd,
-                reason,
-            };
-        }
         match std::fs::metadata(&req.cwd) {
             Err(_) => {
                 return Self::BadCwd {

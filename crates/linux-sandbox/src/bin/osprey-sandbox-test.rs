@@ -31,6 +31,8 @@ const USAGE: &str = "osprey-sandbox-test [--confinement-json JSON] [--policy P] 
 
 /// Chooses the in-child route (see the module comment).
 const ROUTE_VAR: &str = "OSPREY_SANDBOX_TEST_ROUTE";
+/// Names the route taken, for the command.
+const CONFINED_IN_VAR: &str = "OSPREY_SANDBOX_TEST_CONFINED_IN";
 
 struct Cli {
     /// A full `Confinement` as JSON; overrides `--policy` and friends.
@@ -120,6 +122,9 @@ fn drive(cli: Cli) -> Result<i32, String> {
     let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
     let mut env: HashMap<String, String> = std::env::vars().collect();
     let in_child = env.remove(ROUTE_VAR).as_deref() == Some("in-child");
+    // Tells the command (and so the tests) which route confined it: `child` now, for the
+    // environment the child step captures; `helper` below when the step is not taken.
+    env.insert(CONFINED_IN_VAR.to_string(), "child".to_string());
     let helper = std::env::current_exe().map_err(|e| e.to_string())?;
     let request = match &cli.confinement_json {
         Some(json) => {
@@ -138,16 +143,11 @@ fn drive(cli: Cli) -> Result<i32, String> {
     } else {
         request
     };
-    // Tells the command (and so the tests) which route confined it.
-    let route = if request.child_setup.is_some() {
-        "child"
-    } else {
-        "helper"
-    };
-    request.env.insert(
-        "OSPREY_SANDBOX_TEST_CONFINED_IN".to_string(),
-        route.to_string(),
-    );
+    if request.child_setup.is_none() {
+        request
+            .env
+            .insert(CONFINED_IN_VAR.to_string(), "helper".to_string());
+    }
     #[expect(
         clippy::disallowed_methods,
         reason = "test binary spawns the confined request itself"
@@ -162,26 +162,11 @@ fn drive(cli: Cli) -> Result<i32, String> {
         command.arg0(arg0);
     }
     if let Some(setup) = &request.child_setup {
-        let step = setup.step();
-        // SAFETY: the step was built by `confine_in_child`, which prepares everything
-        // before the fork and only makes system calls in the child.
-        #[expect(unsafe_code, reason = "the confinement runs between fork and exec")]
-        unsafe {
-            command.pre_exec(move || step());
-        }
+        setup.install_std(&mut command);
     }
-    let status = command.status().map_err(|e| {
-        let explained = request
-            .child_setup
-            .as_ref()
-            .zip(e.raw_os_error())
-            .and_then(|(setup, code)| setup.explain(code));
-        format!(
-            "spawn {}: {}",
-            request.program,
-            explained.unwrap_or_else(|| e.to_string())
-        )
-    })?;
+    let status = command
+        .status()
+        .map_err(|e| format!("spawn {}: {e}", request.program))?;
     Ok(status
         .code()
         .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))

@@ -1,10 +1,6 @@
-//! A confinement step that failed, small enough to travel as one `i32`.
-//!
-//! Confining in a forked child (`in_child.rs`) can only report an error number back to the
-//! parent: the standard library's spawn passes the `raw_os_error` of a failed pre-exec
-//! step through a pipe and nothing else. So a failure is packed into that number — a tag,
-//! which step, which path of the step's list, and the OS error — and unpacked in the parent
-//! into the same [`HelperError`] the helper would have printed.
+//! A confinement step that failed: which step, for which entry of its path list, and the
+//! OS error number — plain data, so that confining in a forked child (`in_child.rs`) can
+//! report it without allocating, and the helper can turn it into a [`HelperError`].
 
 use std::io;
 use std::path::Path;
@@ -30,6 +26,7 @@ pub(crate) enum Step {
     Seccomp,
 }
 
+#[cfg(test)]
 const STEPS: [Step; 13] = [
     Step::NoNewPrivs,
     Step::Unshare,
@@ -47,7 +44,8 @@ const STEPS: [Step; 13] = [
 ];
 
 impl Step {
-    fn words(self) -> &'static str {
+    /// What the step does, in words.
+    pub(crate) fn words(self) -> &'static str {
         match self {
             Self::NoNewPrivs => "setting no_new_privs",
             Self::Unshare => "unshare(CLONE_NEWUSER | CLONE_NEWNS)",
@@ -63,12 +61,33 @@ impl Step {
             Self::Seccomp => "installing the seccomp filter",
         }
     }
-}
 
-/// Marks a number as a packed [`Failure`]: bits 24–30. Ordinary error numbers are far
-/// below it.
-const TAG: i32 = 0x2A << 24;
-const TAG_MASK: i32 = 0x7F << 24;
+    /// Whether a failure of this step is about one path of its list.
+    pub(crate) fn has_path(self) -> bool {
+        matches!(
+            self,
+            Self::CopyWritable
+                | Self::MountWritable
+                | Self::CopyReadOnly
+                | Self::MakeReadOnly
+                | Self::MountReadOnly
+                | Self::ReenterCwd
+        )
+    }
+
+    /// What to check next, for the steps whose failure has a usual cause.
+    pub(crate) fn hint(self) -> &'static str {
+        match self {
+            Self::Unshare | Self::IdMaps | Self::MakePrivate => {
+                ". The sandbox needs a private mount namespace, which requires user \
+                 namespaces when not root (check `sysctl kernel.unprivileged_userns_clone` \
+                 and `user.max_user_namespaces`)"
+            }
+            Self::Landlock => ". Landlock must be enabled in the running kernel",
+            _ => "",
+        }
+    }
+}
 
 /// One failed step: which, for which entry of its path list, and the OS error number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,24 +108,6 @@ impl Failure {
             .raw_os_error()
             .unwrap_or(libc::EIO);
         Self::new(step, index, errno)
-    }
-
-    /// The failure as one number: tag, step (5 bits), index (7 bits, saturating) and
-    /// error number (12 bits).
-    pub(crate) fn pack(self) -> i32 {
-        let index = i32::try_from(self.index.min(0x7F)).unwrap_or(0x7F);
-        TAG | ((self.step as i32) << 19) | (index << 12) | (self.errno & 0xFFF)
-    }
-
-    /// The failure packed in `code`, or `None` for an ordinary error number.
-    pub(crate) fn unpack(code: i32) -> Option<Self> {
-        if code & TAG_MASK != TAG {
-            return None;
-        }
-        let step_number = usize::try_from((code >> 19) & 0x1F).ok()?;
-        let step = *STEPS.get(step_number.checked_sub(1)?)?;
-        let index = usize::try_from((code >> 12) & 0x7F).ok()?;
-        Some(Self::new(step, index, code & 0xFFF))
     }
 
     /// The error the helper reports for this failure; `path` is the entry it was about.
@@ -130,31 +131,18 @@ fn plain(err: &io::Error) -> String {
     }
 }
 
-impl From<Failure> for io::Error {
-    fn from(failure: Failure) -> Self {
-        io::Error::from_raw_os_error(failure.pack())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn every_step_survives_packing_and_ordinary_errors_are_not_mistaken_for_one() {
+    fn every_step_has_words_and_the_namespace_steps_a_hint() {
         for step in STEPS {
-            for index in [0, 5, 127, 4000] {
-                let failure = Failure::new(step, index, libc::EPERM);
-                let back = Failure::unpack(failure.pack()).unwrap();
-                assert_eq!(back.step, step);
-                assert_eq!(back.index, index.min(127));
-                assert_eq!(back.errno, libc::EPERM);
-                assert!(failure.pack() > 0);
-            }
+            assert!(!step.words().is_empty(), "{step:?}");
+            assert!(!step.words().contains('{'), "{step:?}");
         }
-        for errno in [0, libc::ENOENT, libc::EPERM, libc::EACCES, 4095] {
-            assert_eq!(Failure::unpack(errno), None);
-        }
+        assert!(Step::Unshare.hint().contains("user namespaces"));
+        assert!(Step::MountWritable.has_path() && !Step::Seccomp.has_path());
     }
 
     #[test]

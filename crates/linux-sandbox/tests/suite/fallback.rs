@@ -37,6 +37,7 @@ fn run_without_landlock(fx: &Fixture, policy: &[&str], script: &str) -> Run {
         .args(policy)
         .args(["--", "bash", "-c", script])
         .current_dir(&fx.root)
+        .env("OSPREY_SANDBOX_TEST_ROUTE", crate::ROUTE)
         .env("TMPDIR", &fx.tmpdir)
         .env("ROOT", &fx.root)
         .env("OUT", &fx.outside)

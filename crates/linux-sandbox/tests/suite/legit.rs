@@ -181,3 +181,71 @@ fn each_policy_is_confined_on_the_expected_route() {
         );
     }
 }
+
+/// The command inherits no descriptor of the confinement (the Landlock ruleset, detached
+/// mount copies): everything the parent prepared is close-on-exec.
+#[test]
+fn the_command_inherits_no_descriptor_of_the_sandbox() {
+    let fx = Fixture::new();
+    for (name, policy) in CONFINED {
+        let run = fx.run(
+            policy,
+            "ls -l /proc/self/fd/ | tail -n +2 | wc -l; ls -l /proc/self/fd/",
+            &[],
+        );
+        assert_eq!(run.code, 0, "{name}: {run:?}");
+        assert!(!run.stdout.contains("landlock"), "{name}: {run:?}");
+        assert!(!run.stdout.contains("anon_inode"), "{name}: {run:?}");
+    }
+}
+
+/// A confinement step that fails in the child stops the command before it starts, with the
+/// helper's kind of message and exit status: here a carve-out vanished between planning and
+/// spawning.
+#[test]
+fn a_step_that_fails_in_the_child_runs_nothing_and_says_why() {
+    use osprey_sandboxing::{Confinement, ExecRequest, LinuxBackend, confine_linux_with};
+    let fx = Fixture::new();
+    let mut env = std::collections::HashMap::new();
+    env.insert("PATH".to_string(), "/usr/bin:/bin".to_string());
+    let policy = osprey_sandboxing::SandboxPolicy::WorkspaceWrite {
+        writable_roots: vec![],
+        network_access: false,
+        exclude_tmpdir_env_var: true,
+        exclude_slash_tmp: true,
+    };
+    let confinement = Confinement::from_sandbox_policy(&policy, &fx.root, &env).unwrap();
+    let marker = fx.outside.join("ran");
+    let request = ExecRequest::new("touch", &fx.root)
+        .args([marker.to_string_lossy().into_owned()])
+        .envs(env);
+    let helper = std::path::PathBuf::from(super::common::BIN);
+    let request =
+        confine_linux_with(request, &confinement, &helper, LinuxBackend::Landlock).unwrap();
+    let request = osprey_linux_sandbox::confine_in_child(request);
+    let setup = request
+        .child_setup
+        .clone()
+        .expect("the in-child route applies");
+    std::fs::remove_dir_all(fx.root.join(".osprey")).unwrap();
+    let mut command = super::common::command(&request.program);
+    command
+        .args(&request.args)
+        .arg0(request.arg0.as_deref().unwrap())
+        .current_dir(&request.cwd)
+        .env_clear()
+        .envs(&request.env);
+    setup.install_std(&mut command);
+    let out = command.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(125), "{stderr}");
+    assert!(
+        stderr.starts_with("osprey-linux-sandbox: could not set up the sandbox (copying "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(".osprey: No such file or directory"),
+        "{stderr}"
+    );
+    assert!(!marker.exists(), "the command ran");
+}
