@@ -31,6 +31,9 @@ pub(crate) enum CollabError {
     Closed(ThreadId),
     #[error("agent with id {0} ended without reporting a final status")]
     StatusLost(ThreadId),
+    /// Codex's words: its `resume_agent` fails through `collab_agent_error`.
+    #[error("collab tool failed: agent thread limit reached")]
+    ResumeLimit,
     #[error("agent with id {id} could not be reopened: {why}")]
     Resume { id: ThreadId, why: String },
     #[error("agent with id {id} did not take the input: {reason}")]
@@ -319,16 +322,41 @@ impl AgentControl {
         };
         place.history = Vec::new();
         let reopened = place.initial_status.clone();
+        // Backs off from 5 ms: the writer lets go within milliseconds of its session's end
+        // as a rule, and each attempt opens the session anew.
+        let mut pause = Duration::from_millis(5);
         loop {
+            // Another call may have reopened it meanwhile: that one stands.
+            let still_closed = manager.agents.with_entry(id, |e| e.closed);
+            if still_closed == Some(false) {
+                return Ok(self.status(id));
+            }
+            // Like Codex's resume, a reopened agent takes a spawn slot.
+            let Some(reservation) = manager
+                .agents
+                .reserve_reopen(place.root, config.agents.max_concurrent_threads_per_session)
+            else {
+                return Err(CollabError::ResumeLimit);
+            };
             match manager
                 .resume_thread((*config).clone(), &rollout, Some(place.clone()))
                 .await
             {
                 Ok(_) => return Ok(reopened),
-                Err(CoreError::Rollout(osprey_rollout::RolloutError::Locked { .. }))
-                    if tokio::time::Instant::now() < deadline =>
-                {
-                    tokio::time::sleep(Duration::from_millis(5)).await;
+                Err(CoreError::Rollout(osprey_rollout::RolloutError::Locked { .. })) => {
+                    drop(reservation);
+                    if tokio::time::Instant::now() + pause >= deadline {
+                        return Err(CollabError::Resume {
+                            id,
+                            why: format!(
+                                "its previous session had not released its file after {} s; \
+                                 call resume_agent again",
+                                RELEASE_WAIT.as_secs()
+                            ),
+                        });
+                    }
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_millis(200));
                 }
                 Err(e) => {
                     return Err(CollabError::Resume {

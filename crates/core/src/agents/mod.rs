@@ -185,6 +185,27 @@ impl AgentRegistry {
     /// has `max` open agents (spawns under way included).
     pub(crate) fn reserve(&self, root: ThreadId, max: usize) -> Option<(Reservation<'_>, String)> {
         let mut state = self.lock();
+        let reservation = self.take_slot(&mut state, root, max)?;
+        let n = state.spawned.entry(root).or_default();
+        let nickname = nicknames::nickname(*n);
+        *n += 1;
+        Some((reservation, nickname))
+    }
+
+    /// Takes a slot in tree `root` for a closed agent that is being reopened (it keeps its
+    /// nickname), or `None` when the tree has `max` open agents — Codex's `resume_agent`
+    /// reserves a spawn slot too.
+    pub(crate) fn reserve_reopen(&self, root: ThreadId, max: usize) -> Option<Reservation<'_>> {
+        let mut state = self.lock();
+        self.take_slot(&mut state, root, max)
+    }
+
+    fn take_slot<'a>(
+        &'a self,
+        state: &mut RegistryState,
+        root: ThreadId,
+        max: usize,
+    ) -> Option<Reservation<'a>> {
         let open = state
             .agents
             .values()
@@ -195,16 +216,10 @@ impl AgentRegistry {
             return None;
         }
         *state.reserved.entry(root).or_default() += 1;
-        let n = state.spawned.entry(root).or_default();
-        let nickname = nicknames::nickname(*n);
-        *n += 1;
-        Some((
-            Reservation {
-                registry: self,
-                root,
-            },
-            nickname,
-        ))
+        Some(Reservation {
+            registry: self,
+            root,
+        })
     }
 
     /// Records a started child (or a reopened one, replacing its entry) and announces it.

@@ -854,3 +854,83 @@ async fn an_interrupted_child_is_waited_for_until_its_next_turn_ends() {
     assert!(started.elapsed() < Duration::from_secs(30));
     server.verify();
 }
+
+/// Reopening takes a slot under the concurrency limit, as Codex's `resume_agent` reserves a
+/// spawn slot: with the limit full, the closed agent stays closed (it used to be reopened
+/// over the limit).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_agent_is_refused_when_the_limit_is_full() {
+    let server = MockModelServer::start_routed(
+        vec![
+            sse_turn(vec![call(
+                "one",
+                "spawn_agent",
+                json!({"message": "first"}),
+            )]),
+            sse_turn(vec![call(
+                "wait1",
+                "wait_agent",
+                json!({"targets": ["{{agent:Planck}}"]}),
+            )]),
+            sse_turn(vec![call(
+                "close",
+                "close_agent",
+                json!({"target": "{{agent:Planck}}"}),
+            )]),
+            sse_turn(vec![call(
+                "two",
+                "spawn_agent",
+                json!({"message": "second"}),
+            )]),
+            sse_turn(vec![call(
+                "wait2",
+                "wait_agent",
+                json!({"targets": ["{{agent:Goodall}}"]}),
+            )]),
+            sse_turn(vec![call(
+                "resume",
+                "resume_agent",
+                json!({"id": "{{agent:Planck}}"}),
+            )]),
+            answer("done"),
+        ],
+        vec![
+            ("Planck", vec![answer("first done")]),
+            ("Goodall", vec![answer("second done")]),
+        ],
+    )
+    .await;
+    let Family {
+        home: _home,
+        repo: _repo,
+        manager,
+        mut spawned,
+        parent,
+    } = family(
+        &server,
+        "[agents]\nmax_concurrent_threads_per_session = 1\n",
+    )
+    .await;
+    run_turn(&parent, "go", vec![]).await;
+    let last = server.root_requests().pop().unwrap();
+    assert_eq!(
+        output_json(&last, "two")["nickname"],
+        json!("Goodall"),
+        "a closed agent frees its slot"
+    );
+    assert_eq!(
+        output_json(&last, "resume"),
+        json!("collab tool failed: agent thread limit reached")
+    );
+    let planck = next_child(&mut spawned).await;
+    let goodall = next_child(&mut spawned).await;
+    assert_ne!(planck.thread_id, goodall.thread_id);
+    // Planck was not reopened.
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), spawned.recv())
+            .await
+            .is_err()
+    );
+    assert!(manager.get(planck.thread_id).is_none());
+    server.verify();
+}
