@@ -38,8 +38,14 @@ pub async fn run(server: Weak<Server>, thread: Arc<LoadedThread>) {
         }
     }
     thread.state().closed = true;
-    thread.set_status(ThreadStatus::NotLoaded);
-    if let Some(server) = server.upgrade() {
+    let server = server.upgrade();
+    // A sub-agent reopened by `resume_agent` is registered under the same id, and pumped,
+    // while this (its closed registration's) pump may still be finishing: a `notLoaded`
+    // sent now would reach the client after the reopened thread's `thread/started`.
+    if !server.as_ref().is_some_and(|s| s.superseded(&thread)) {
+        thread.set_status(ThreadStatus::NotLoaded);
+    }
+    if let Some(server) = server {
         server.forget(&thread);
     }
 }

@@ -134,6 +134,16 @@ impl Server {
         self.ephemeral_manager.remove_handle(&thread.thread);
     }
 
+    /// Whether another registration now holds `thread`'s id (the same identity test as
+    /// [`Server::forget`]): a sub-agent reopened while its closed registration's pump ends.
+    pub(crate) fn superseded(&self, thread: &LoadedThread) -> bool {
+        self.threads.lock().is_ok_and(|threads| {
+            threads
+                .get(&thread.info.id)
+                .is_some_and(|held| !std::ptr::eq(held.as_ref(), thread))
+        })
+    }
+
     /// Whether `thread` (this registration) is still loaded.
     fn still_loaded(&self, thread: &Arc<LoadedThread>) -> bool {
         self.loaded(&thread.info.id)

@@ -233,6 +233,26 @@ async fn a_childs_turns_carry_the_root_turn_and_a_reopened_child_stays_loaded() 
         json!({"status": "completed", "message": "second done"})
     );
 
+    // The closed registration's pump says nothing about the child once the reopened one
+    // has been announced (its late `notLoaded` would leave the client thinking the child
+    // unloaded).
+    let reopened_at = client
+        .log
+        .iter()
+        .rposition(|m| {
+            m["method"] == "thread/started" && m["params"]["thread"]["id"] == child.as_str()
+        })
+        .expect("the reopened child is announced");
+    let late: Vec<&Value> = client.log[reopened_at..]
+        .iter()
+        .filter(|m| {
+            m["method"] == "thread/status/changed"
+                && m["params"]["threadId"] == child.as_str()
+                && m["params"]["status"]["type"] == "notLoaded"
+        })
+        .collect();
+    assert!(late.is_empty(), "{late:#?}");
+
     // The reopened child is still loaded after the closed one's events ended.
     let loaded = client.request("thread/loaded/list", json!({})).await;
     let ids: Vec<String> = serde_json::from_value(loaded["data"].clone()).unwrap();
