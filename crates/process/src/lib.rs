@@ -88,6 +88,7 @@
 )]
 mod child_setup;
 mod expiration;
+mod foreground;
 mod interactive;
 mod output;
 mod piped;
@@ -103,6 +104,7 @@ mod sys;
 
 pub use child_setup::{ChildSetup, ChildStep};
 pub use expiration::{ExecExpiration, Expiry, TimeoutControl, TimeoutSuspension};
+pub use foreground::run_in_foreground;
 pub use interactive::{
     CollectResult, InteractiveProcess, ProcessExit, SESSION_DRAIN_AFTER_EXIT, STDIN_WRITE_TIMEOUT,
     SessionOptions, StdinError,

@@ -211,6 +211,19 @@ async fn event_loop(
             _ = tick.tick(), if working => { dirty = true; Vec::new() },
             _ = term => { state.should_quit = true; Vec::new() },
         };
+        let (edits, actions): (Vec<_>, Vec<_>) = actions
+            .into_iter()
+            .partition(|a| matches!(a, Action::EditDraft { .. }));
+        for edit in edits {
+            if let Action::EditDraft { text } = edit {
+                // The editor reads the keys now: stop the reader, start a new one after.
+                drop(keys);
+                let result = crate::editor::edit(&mut tui, &text, cwd).await;
+                keys = EventStream::new();
+                state.finish_edit(result);
+                dirty = true;
+            }
+        }
         let (answers, actions): (Vec<_>, Vec<_>) = actions
             .into_iter()
             .partition(|a| matches!(a, Action::Trust { .. }));
@@ -626,7 +639,10 @@ fn perform(ctx: &Ctx, actions: Vec<Action>) {
                         let _ = tx.send(AppEvent::McpServers(servers));
                     })
                     .map_err(|e| format!("could not read the configuration for /mcp: {e}")),
-                Action::Copy { .. } | Action::Trust { .. } | Action::Quit => Ok(()),
+                Action::Copy { .. }
+                | Action::Trust { .. }
+                | Action::EditDraft { .. }
+                | Action::Quit => Ok(()),
             };
             if let Err(message) = result {
                 let _ = tx.send(AppEvent::RequestFailed { message });

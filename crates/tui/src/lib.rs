@@ -22,6 +22,7 @@
 pub mod app;
 pub mod app_client;
 pub mod cli;
+mod editor;
 pub mod git;
 pub mod history;
 pub mod render;

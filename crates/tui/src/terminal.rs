@@ -286,6 +286,38 @@ impl Tui {
         Ok(())
     }
 
+    /// Hands the terminal to another program (the person's editor): the live area cleared,
+    /// the alternate screen left, the TUI's modes off. Returns the row to come back to.
+    pub fn suspend(&mut self) -> io::Result<u16> {
+        self.leave_fullscreen()?;
+        self.clear_live()?;
+        let top = self.terminal.get_frame().area().y;
+        restore();
+        Ok(top)
+    }
+
+    /// Takes the terminal back after [`Tui::suspend`]: modes on again, and the live area
+    /// rebuilt at row `top` (a full-screen editor restores the screen and the cursor when it
+    /// leaves its alternate screen; the row is not asked of the terminal, whose answer the
+    /// event reader would swallow).
+    pub fn resume(&mut self, top: u16) -> io::Result<()> {
+        enter()?;
+        let size = self.size()?;
+        let top = top.min(size.height.saturating_sub(1));
+        let backend = InlineBackend {
+            inner: CrosstermBackend::new(io::stdout()),
+            cursor: Some(Position::new(0, top)),
+        };
+        self.terminal = Terminal::with_options(
+            backend,
+            TerminalOptions {
+                viewport: Viewport::Inline(self.height),
+            },
+        )?;
+        self.resized.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
     /// Clears the live area and leaves the cursor at its top, for the exit message.
     pub fn clear_live(&mut self) -> io::Result<()> {
         let top = self.terminal.get_frame().area().y;

@@ -231,6 +231,25 @@ impl Composer {
         self.cursor = self.text.len();
     }
 
+    /// The draft with its pastes expanded, left in place (for editing it elsewhere).
+    pub fn expanded(&self) -> String {
+        let mut text = self.text.clone();
+        for (placeholder, content) in &self.pastes {
+            if let Some(at) = text.find(placeholder.as_str()) {
+                text.replace_range(at..at + placeholder.len(), content);
+            }
+        }
+        text
+    }
+
+    /// Replaces the draft with `text` as edited elsewhere: pastes are part of it now, and
+    /// attached images stay attached.
+    pub fn replace_edited(&mut self, text: &str) {
+        self.pastes.clear();
+        self.set_text(text);
+        self.browsing = None;
+    }
+
     /// Takes the draft for sending and remembers it in the history.
     pub fn take(&mut self) -> String {
         let mut text = std::mem::take(&mut self.text);

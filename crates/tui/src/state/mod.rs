@@ -154,6 +154,11 @@ pub enum Action {
     Copy {
         text: String,
     },
+    /// Ctrl+G: edit the draft in `$VISUAL`/`$EDITOR`; the loop hands the terminal over and
+    /// calls [`AppState::finish_edit`] with the result.
+    EditDraft {
+        text: String,
+    },
     Quit,
 }
 
@@ -707,6 +712,11 @@ impl AppState {
             }
             KeyCode::Char('r') if ctrl => self.composer.search_older(),
             KeyCode::Char('t') if ctrl => self.open_transcript(),
+            KeyCode::Char('g') if ctrl => {
+                return vec![Action::EditDraft {
+                    text: self.composer.expanded(),
+                }];
+            }
             KeyCode::Esc if self.turn.is_some() => return self.interrupt(),
             KeyCode::Char('d') if ctrl => {
                 if self.composer.is_empty() {
@@ -730,6 +740,15 @@ impl AppState {
             _ => {}
         }
         self.refresh_mention()
+    }
+
+    /// The draft back from the external editor, or why it could not be edited (the draft
+    /// is then left as it was).
+    pub fn finish_edit(&mut self, result: Result<String, String>) {
+        match result {
+            Ok(text) => self.composer.replace_edited(text.trim_end_matches('\n')),
+            Err(message) => self.history.push(Cell::Warning { message }),
+        }
     }
 
     /// Opens, updates or closes the `@` popup after an edit; asks for the file index once.

@@ -1028,3 +1028,39 @@ fn the_trust_question_is_answered_with_one_key() {
         vec![Action::Trust { trusted: true }]
     );
 }
+
+#[test]
+fn ctrl_g_hands_out_the_expanded_draft_and_takes_the_edit_back() {
+    let now = Instant::now();
+    let mut state = ready();
+    type_text(&mut state, "fix ", now);
+    let long = "x".repeat(1500);
+    state.on_paste(&long);
+    assert!(state.composer.text().contains("[Pasted Content"));
+    let actions = state.on_key(ctrl('g'), now);
+    assert_eq!(
+        actions,
+        vec![Action::EditDraft {
+            text: format!("fix {long}")
+        }]
+    );
+    // A failed edit keeps the draft and says why.
+    let before = state.composer.text().to_owned();
+    state.finish_edit(Err(
+        "the editor `vim` exited with status 1; the draft is unchanged".into(),
+    ));
+    assert_eq!(state.composer.text(), before);
+    assert!(matches!(
+        state.history.last(),
+        Some(Cell::Warning { message }) if message.contains("status 1")
+    ));
+    // The edited text replaces the draft (its final newline dropped) and is what is sent.
+    state.finish_edit(Ok("fix the parser\n".into()));
+    assert_eq!(state.composer.text(), "fix the parser");
+    let sent = state.on_key(key(KeyCode::Enter), now);
+    assert!(
+        sent.iter()
+            .any(|a| matches!(a, Action::StartTurn { text, .. } if text == "fix the parser")),
+        "{sent:?}"
+    );
+}

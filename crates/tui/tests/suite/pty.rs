@@ -32,6 +32,18 @@ const DSR: &[u8] = b"\x1b[6n";
 
 impl PtySession {
     pub fn spawn(home: &TempHome, cwd: &Path, args: &[&str], rows: u16, cols: u16) -> Self {
+        Self::spawn_with_env(home, cwd, args, rows, cols, &[])
+    }
+
+    /// As [`PtySession::spawn`], with more environment variables.
+    pub fn spawn_with_env(
+        home: &TempHome,
+        cwd: &Path,
+        args: &[&str],
+        rows: u16,
+        cols: u16,
+        extra_env: &[(&str, &str)],
+    ) -> Self {
         let pair = native_pty_system()
             .openpty(PtySize {
                 rows,
@@ -49,6 +61,9 @@ impl PtySession {
         cmd.env("SHELL", "/bin/bash");
         cmd.env("TERM", "xterm-256color");
         for (key, value) in home.env() {
+            cmd.env(key, value);
+        }
+        for (key, value) in extra_env {
             cmd.env(key, value);
         }
         let child = pair.slave.spawn_command(cmd).expect("osprey starts");

@@ -902,3 +902,50 @@ fn sent_messages_are_recalled_in_the_next_session() {
     next.send(b"\x04");
     assert!(next.wait_exit());
 }
+
+/// Ctrl+G hands the draft and the terminal to `$EDITOR`: the editor reads the keys typed
+/// while it runs (the TUI's reader is stopped), and what it leaves in the file is the draft
+/// that is then sent.
+#[test]
+fn ctrl_g_edits_the_draft_in_the_editor_and_sends_what_it_wrote() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockModelServer::start(vec![sse_turn(vec![
+        ev_assistant_message("m1", "got it"),
+    ])]));
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let work = tempfile::tempdir().unwrap();
+    let editor = work.path().join("editor.sh");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nprintf 'EDITOR-READY\\n'\nread answer\nprintf ' %s' \"$answer\" >> \"$1\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let editor = editor.display().to_string();
+    let mut tui = PtySession::spawn_with_env(
+        &home,
+        work.path(),
+        &[],
+        30,
+        100,
+        &[("EDITOR", editor.as_str()), ("VISUAL", "")],
+    );
+    tui.wait_text("mock-model");
+    tui.send(b"hello");
+    tui.wait_text("› hello");
+    tui.send(b"\x07");
+    tui.wait_text("EDITOR-READY");
+    tui.send(b"typed in the editor\r");
+    tui.wait_text("› hello typed in the editor");
+    tui.send(b"\r");
+    tui.wait_text("got it");
+    let requests = server.requests();
+    assert_eq!(
+        requests[0].user_texts().last().map(String::as_str),
+        Some("hello typed in the editor")
+    );
+    tui.send(b"\x03");
+    tui.send(b"\x03");
+    assert!(tui.wait_exit(), "osprey exits with success");
+}
