@@ -321,8 +321,16 @@ impl MockModelServer {
         let routes: usize = state
             .routes
             .iter()
-            .filter(|(name, _)| name.as_str() != EVERY_AGENT)
-            .map(|(_, r)| r.script.len().saturating_sub(r.next))
+            .map(|(name, r)| {
+                if name == EVERY_AGENT {
+                    r.per_thread
+                        .values()
+                        .map(|served| r.script.len().saturating_sub(*served))
+                        .sum()
+                } else {
+                    r.script.len().saturating_sub(r.next)
+                }
+            })
             .sum();
         if self.shared.options.repeat {
             0
@@ -348,6 +356,19 @@ impl MockModelServer {
             let state = self.shared.lock();
             for (name, route) in &state.routes {
                 if name == EVERY_AGENT {
+                    // Each thread the catch-all served runs the whole script.
+                    let mut threads: Vec<_> = route.per_thread.iter().collect();
+                    threads.sort();
+                    for (thread, served) in threads {
+                        let left = route.script.len().saturating_sub(*served);
+                        if left > 0 {
+                            problems.push(format!(
+                                "{left} of the catch-all route's {} scripted responses were \
+                                 never requested by thread {thread}",
+                                route.script.len()
+                            ));
+                        }
+                    }
                     continue;
                 }
                 let left = route.script.len().saturating_sub(route.next);

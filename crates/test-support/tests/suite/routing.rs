@@ -118,3 +118,27 @@ async fn spawned_agents_are_addressable_by_spawn_order() {
     assert_eq!(call, r#"{"targets":["id-second","id-first"]}"#);
     server.verify();
 }
+
+/// A thread the catch-all route served must run its whole script: `verify` names the one
+/// that stopped early (leftovers of `*` used to go unchecked).
+#[tokio::test]
+async fn a_thread_that_leaves_catch_all_entries_unrequested_is_reported() {
+    let server = MockModelServer::start_routed(
+        vec![],
+        vec![(EVERY_AGENT, vec![answer("first"), answer("second")])],
+    )
+    .await;
+    let url = server.base_url();
+    let body = responses_body("go");
+    for thread in ["t-a", "t-b", "t-a"] {
+        child_request(&url, None, thread, &body).await;
+    }
+    assert_eq!(server.unused(), 1);
+    let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| server.verify()))
+        .expect_err("verify must fail");
+    let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(
+        message.contains("never requested by thread t-b") && !message.contains("thread t-a"),
+        "{message}"
+    );
+}
