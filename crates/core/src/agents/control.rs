@@ -400,7 +400,8 @@ const TURN_METADATA: &str = "x-codex-turn-metadata";
 /// A child's turn metadata (the fields of Codex's that a static header can carry; the
 /// child's own turn id changes per turn and is left out). `root_turn_id` is the root's turn
 /// that started the tree: the parent's own `root_turn_id` when the parent is itself a child
-/// (read from its metadata header), else the parent's turn.
+/// (read from its metadata header), else the parent's turn. `agent_nickname` and `depth`
+/// are Osprey's own additions (Codex sends neither), for servers that route by them.
 fn child_metadata(
     parent_metadata: Option<&str>,
     turn: &TurnContext,
