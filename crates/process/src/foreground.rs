@@ -7,21 +7,13 @@
 
 use std::process::Stdio;
 
-use crate::request::{ExecRequest, SpawnError};
+use crate::request::{ExecRequest, SpawnError, base_command};
 
 /// Runs `req` in the foreground of the terminal and waits for it: its exit code, or
 /// `None` when a signal ended it.
 pub async fn run_in_foreground(req: &ExecRequest) -> Result<Option<i32>, SpawnError> {
-    #[expect(
-        clippy::disallowed_methods,
-        reason = "osprey-process is the one crate that spawns processes"
-    )]
-    let mut cmd = tokio::process::Command::new(&req.program);
-    cmd.args(&req.args)
-        .current_dir(&req.cwd)
-        .env_clear()
-        .envs(&req.env)
-        .stdin(Stdio::inherit())
+    let mut cmd = base_command(req);
+    cmd.stdin(Stdio::inherit())
         .stdout(Stdio::inherit())
         .stderr(Stdio::inherit());
     req.apply_extras(&mut cmd);

@@ -138,16 +138,8 @@ pub(crate) fn spawn_on_pty(
             .map(Stdio::from)
             .map_err(|err| SpawnError::terminal(req, err.to_string()))
     };
-    #[expect(
-        clippy::disallowed_methods,
-        reason = "osprey-process is the one crate that spawns processes"
-    )]
-    let mut cmd = tokio::process::Command::new(&req.program);
-    cmd.args(&req.args)
-        .current_dir(&req.cwd)
-        .env_clear()
-        .envs(&req.env)
-        .stdin(stdio(&slave)?)
+    let mut cmd = crate::request::base_command(req);
+    cmd.stdin(stdio(&slave)?)
         .stdout(stdio(&slave)?)
         .stderr(Stdio::from(slave))
         .kill_on_drop(true);

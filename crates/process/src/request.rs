@@ -211,9 +211,9 @@ pub(crate) enum Stdin {
     Piped,
 }
 
-/// Builds the OS command for `req`: cleared environment, explicit cwd, optional argv[0],
-/// its own session and process group, stdout/stderr piped.
-pub(crate) fn command(req: &ExecRequest, stdin: Stdin) -> tokio::process::Command {
+/// The program, its arguments, its working directory and exactly its environment: what
+/// every spawn of a request starts from.
+pub(crate) fn base_command(req: &ExecRequest) -> tokio::process::Command {
     #[expect(
         clippy::disallowed_methods,
         reason = "osprey-process is the one crate that spawns processes"
@@ -222,14 +222,21 @@ pub(crate) fn command(req: &ExecRequest, stdin: Stdin) -> tokio::process::Comman
     cmd.args(&req.args)
         .current_dir(&req.cwd)
         .env_clear()
-        .envs(&req.env)
-        .stdin(match stdin {
-            Stdin::Null => Stdio::null(),
-            Stdin::Piped => Stdio::piped(),
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
+        .envs(&req.env);
+    cmd
+}
+
+/// Builds the OS command for `req`: cleared environment, explicit cwd, optional argv[0],
+/// its own session and process group, stdout/stderr piped.
+pub(crate) fn command(req: &ExecRequest, stdin: Stdin) -> tokio::process::Command {
+    let mut cmd = base_command(req);
+    cmd.stdin(match stdin {
+        Stdin::Null => Stdio::null(),
+        Stdin::Piped => Stdio::piped(),
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .kill_on_drop(true);
     sys::start_in_new_session(&mut cmd, false);
     req.apply_extras(&mut cmd);
     cmd

@@ -141,6 +141,21 @@ pub fn install_panic_hook() {
     }));
 }
 
+/// An inline viewport `height` rows tall whose top row is `top`, known without asking the
+/// terminal.
+fn inline_terminal(top: u16, height: u16) -> io::Result<Terminal<InlineBackend>> {
+    let backend = InlineBackend {
+        inner: CrosstermBackend::new(io::stdout()),
+        cursor: Some(Position::new(0, top)),
+    };
+    Terminal::with_options(
+        backend,
+        TerminalOptions {
+            viewport: Viewport::Inline(height),
+        },
+    )
+}
+
 /// The inline terminal and its live viewport.
 pub struct Tui {
     terminal: Terminal<InlineBackend>,
@@ -194,16 +209,7 @@ impl Tui {
         self.terminal
             .backend_mut()
             .clear_region(ClearType::AfterCursor)?;
-        let backend = InlineBackend {
-            inner: CrosstermBackend::new(io::stdout()),
-            cursor: Some(Position::new(0, top)),
-        };
-        self.terminal = Terminal::with_options(
-            backend,
-            TerminalOptions {
-                viewport: Viewport::Inline(height),
-            },
-        )?;
+        self.terminal = inline_terminal(top, height)?;
         self.height = height;
         Ok(())
     }
@@ -304,16 +310,7 @@ impl Tui {
         enter()?;
         let size = self.size()?;
         let top = top.min(size.height.saturating_sub(1));
-        let backend = InlineBackend {
-            inner: CrosstermBackend::new(io::stdout()),
-            cursor: Some(Position::new(0, top)),
-        };
-        self.terminal = Terminal::with_options(
-            backend,
-            TerminalOptions {
-                viewport: Viewport::Inline(self.height),
-            },
-        )?;
+        self.terminal = inline_terminal(top, self.height)?;
         self.resized.store(true, Ordering::SeqCst);
         Ok(())
     }
