@@ -18,11 +18,11 @@ pub const OUTPUT_TAIL_LINES: usize = 5;
 /// Diff lines a file change cell shows per file.
 pub const DIFF_LINES: usize = 40;
 
-fn dim() -> Style {
+pub(super) fn dim() -> Style {
     Style::default().add_modifier(Modifier::DIM)
 }
 
-fn bold() -> Style {
+pub(super) fn bold() -> Style {
     Style::default().add_modifier(Modifier::BOLD)
 }
 
@@ -70,6 +70,7 @@ fn lines_of(cell: &Cell, width: usize, full: bool) -> Vec<Line<'static>> {
         Cell::Exec(exec) => exec_lines(exec, width, full),
         Cell::Plan { text } => plan_lines(text, width),
         Cell::Mcp(call) => mcp_lines(call, width, full),
+        Cell::Collab(call) => super::collab::collab_lines(call, width),
         Cell::Compaction => vec![Line::styled(
             "• Context compacted: the conversation so far was summarized",
             dim(),

@@ -4,6 +4,7 @@
 
 pub mod bottom;
 pub mod cells;
+mod collab;
 pub mod highlight;
 pub mod markdown;
 pub mod popup;

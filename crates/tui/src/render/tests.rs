@@ -550,3 +550,78 @@ fn trust_question() {
     state.trust = Some(("/home/user/projects/osprey".into(), 0));
     both_sizes("trust_question", |w| live_lines(&state, None, w, 24).lines);
 }
+
+#[test]
+fn sub_agent_calls_name_the_agents_and_show_what_they_ended_with() {
+    use crate::state::cells::{AgentState, CollabCell};
+    use osprey_app_server_protocol::{CollabAgentTool, CollabAgentToolCallStatus};
+    let child = "01a230c9-963e-76e1-acc8-47e827c94a9a".to_string();
+    let other = "01a230c9-963e-76e1-acc8-47e8aaaa0001".to_string();
+    let cells = [
+        Cell::Collab(CollabCell {
+            tool: CollabAgentTool::SpawnAgent,
+            status: CollabAgentToolCallStatus::Completed,
+            receivers: vec![child.clone()],
+            prompt: Some("Count the crates\nand list their roles".into()),
+            states: vec![AgentState {
+                id: child.clone(),
+                status: "pendingInit".into(),
+                message: None,
+            }],
+        }),
+        Cell::Collab(CollabCell {
+            tool: CollabAgentTool::Wait,
+            status: CollabAgentToolCallStatus::InProgress,
+            receivers: vec![child.clone(), other.clone()],
+            prompt: None,
+            states: vec![],
+        }),
+        Cell::Collab(CollabCell {
+            tool: CollabAgentTool::Wait,
+            status: CollabAgentToolCallStatus::Completed,
+            receivers: vec![child.clone(), other.clone()],
+            prompt: None,
+            states: vec![
+                AgentState {
+                    id: child,
+                    status: "completed".into(),
+                    message: Some("22 crates\n(details)".into()),
+                },
+                AgentState {
+                    id: other,
+                    status: "errored".into(),
+                    message: Some("the model refused".into()),
+                },
+            ],
+        }),
+        Cell::Collab(CollabCell {
+            tool: CollabAgentTool::CloseAgent,
+            status: CollabAgentToolCallStatus::Failed,
+            receivers: vec!["nope".into()],
+            prompt: None,
+            states: vec![],
+        }),
+    ];
+    let text = screen(
+        &cells
+            .iter()
+            .flat_map(|c| cells::cell_lines(c, 80))
+            .collect::<Vec<_>>(),
+        80,
+        24,
+    );
+    assert!(text.contains("Spawned agent …27c94a9a"), "{text}");
+    assert!(
+        text.contains("Waiting for 2 agents (…27c94a9a, …aaaa0001)"),
+        "{text}"
+    );
+    assert!(text.contains("…27c94a9a: completed — 22 crates"), "{text}");
+    assert!(
+        text.contains("…aaaa0001: errored — the model refused"),
+        "{text}"
+    );
+    assert!(text.contains("Closed agent nope (failed)"), "{text}");
+    both_sizes("sub_agent_calls", |w| {
+        cells.iter().flat_map(|c| cells::cell_lines(c, w)).collect()
+    });
+}

@@ -2,8 +2,8 @@
 //! drawn. Cells are built from the app server's items and deltas.
 
 use osprey_app_server_protocol::{
-    CommandExecutionSource, CommandExecutionStatus, FileUpdateChange, McpToolCallStatus,
-    PatchApplyStatus, PatchChangeKind, ThreadItemDetails,
+    CollabAgentTool, CollabAgentToolCallStatus, CommandExecutionSource, CommandExecutionStatus,
+    FileUpdateChange, McpToolCallStatus, PatchApplyStatus, PatchChangeKind, ThreadItemDetails,
 };
 
 /// One entry of the transcript.
@@ -40,6 +40,8 @@ pub enum Cell {
         text: String,
     },
     Mcp(McpCell),
+    /// A call of a sub-agent tool (spawn, send, wait, close, resume).
+    Collab(CollabCell),
     /// The conversation was compacted (summarized) here.
     Compaction,
     /// Labelled facts (`/status`, `/mcp`): a title and aligned `label: value` rows.
@@ -66,6 +68,60 @@ pub struct McpCell {
     pub result: Option<String>,
     pub error: Option<String>,
     pub duration_ms: Option<i64>,
+}
+
+/// A call of a sub-agent tool, as the app server's `collabAgentToolCall` item has it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CollabCell {
+    pub tool: CollabAgentTool,
+    pub status: CollabAgentToolCallStatus,
+    /// The agents it was about (their thread ids).
+    pub receivers: Vec<String>,
+    /// The message sent (spawn, send).
+    pub prompt: Option<String>,
+    /// Each agent's status after the call, and its last message when it has one.
+    pub states: Vec<AgentState>,
+}
+
+/// One agent's state in a [`CollabCell`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentState {
+    pub id: String,
+    pub status: String,
+    pub message: Option<String>,
+}
+
+impl CollabCell {
+    fn from_item(
+        tool: CollabAgentTool,
+        status: CollabAgentToolCallStatus,
+        receivers: &[String],
+        prompt: Option<&String>,
+        states: &serde_json::Map<String, serde_json::Value>,
+    ) -> Self {
+        let states = states
+            .iter()
+            .map(|(id, state)| AgentState {
+                id: id.clone(),
+                status: state
+                    .get("status")
+                    .and_then(|s| s.as_str())
+                    .unwrap_or("unknown")
+                    .to_owned(),
+                message: state
+                    .get("message")
+                    .and_then(|m| m.as_str())
+                    .map(str::to_owned),
+            })
+            .collect();
+        Self {
+            tool,
+            status,
+            receivers: receivers.to_vec(),
+            prompt: prompt.filter(|p| !p.is_empty()).cloned(),
+            states,
+        }
+    }
 }
 
 /// The text of an MCP result: its `content` parts' text, else the JSON.
@@ -100,9 +156,7 @@ pub struct ExecCell {
 }
 
 impl Cell {
-    /// The cell for an item, or `None` for items this slice does not show (MCP calls,
-    /// plans, compaction markers and sub-agent calls are listed in docs/tui.md as not
-    /// built yet).
+    /// The cell for an item, or `None` for an item that shows nothing (yet).
     pub fn from_item(item: &ThreadItemDetails, live: bool) -> Option<Self> {
         match item {
             ThreadItemDetails::UserMessage { content, .. } => {
@@ -178,7 +232,20 @@ impl Cell {
             }
             // The marker is shown once the compaction is done.
             ThreadItemDetails::ContextCompaction { .. } => (!live).then_some(Cell::Compaction),
-            ThreadItemDetails::CollabAgentToolCall { .. } => None,
+            ThreadItemDetails::CollabAgentToolCall {
+                tool,
+                status,
+                receiver_thread_ids,
+                prompt,
+                agents_states,
+                ..
+            } => Some(Cell::Collab(CollabCell::from_item(
+                *tool,
+                *status,
+                receiver_thread_ids,
+                prompt.as_ref(),
+                agents_states,
+            ))),
         }
     }
 }

@@ -1064,3 +1064,26 @@ fn ctrl_g_hands_out_the_expanded_draft_and_takes_the_edit_back() {
         "{sent:?}"
     );
 }
+
+#[test]
+fn a_sub_agent_call_from_the_wire_becomes_a_collab_cell() {
+    let now = Instant::now();
+    let mut state = ready();
+    state.apply(note(method::TURN_STARTED, turn("t1", "inProgress")), now);
+    // As Codex 0.171's app server sends it (captures/appserver-collab-v1.jsonl).
+    let item = json!({"type": "collabAgentToolCall", "id": "call_wait", "tool": "wait",
+        "status": "completed", "senderThreadId": "th1",
+        "receiverThreadIds": ["01a230c9-963e-76e1-acc8-47e827c94a9a"], "prompt": null,
+        "model": null, "reasoningEffort": null,
+        "agentsStates": {"01a230c9-963e-76e1-acc8-47e827c94a9a":
+            {"status": "completed", "message": "child finished"}},
+        "startedAtMs": 1, "completedAtMs": 2});
+    state.apply(completed(item), now);
+    let found = state.history.iter().any(|cell| {
+        matches!(cell, Cell::Collab(call)
+            if call.receivers.len() == 1
+                && call.states.first().is_some_and(|s| s.status == "completed"
+                    && s.message.as_deref() == Some("child finished")))
+    });
+    assert!(found, "{:?}", state.history);
+}
