@@ -24,6 +24,13 @@ const CHECK_PROGRAMS: [&str; 16] = [
 /// Programs whose first argument is a subcommand word (`make test`, `npm test`).
 const SUBCOMMAND_PROGRAMS: [&str; 5] = ["make", "npm", "npx", "cargo", "go"];
 
+/// Words after `make`, `go`, … that are prose, not a subcommand ("make sure the tests
+/// pass", "go ahead").
+const NOT_SUBCOMMANDS: [&str; 12] = [
+    "sure", "ahead", "through", "over", "back", "away", "up", "out", "into", "about", "along",
+    "further",
+];
+
 /// Words that end a command named in prose ("run node max.js to check", "so that python3 -m
 /// unittest still passes").
 const PROSE_WORDS: [&str; 30] = [
@@ -82,6 +89,7 @@ pub(crate) fn named_commands(request: &str) -> Vec<String> {
             // A plain word is an argument only as a flag's value (`-m unittest`) or a
             // subcommand (`make test`); otherwise the prose goes on ("a bash script").
             let plain_argument = !PROSE_WORDS.contains(&word)
+                && !NOT_SUBCOMMANDS.contains(&word)
                 && (command.last().is_some_and(|w| w.starts_with('-'))
                     || (command.len() == 1 && SUBCOMMAND_PROGRAMS.contains(&program)));
             if word.is_empty() || !(looks_like_argument || plain_argument) {
@@ -325,7 +333,13 @@ mod tests {
 
     #[test]
     fn commands_are_read_from_the_request() {
-        let cases: [(&str, &[&str]); 8] = [
+        let cases: [(&str, &[&str]); 11] = [
+            ("Fix it and make sure the tests pass.", &[]),
+            ("Go ahead and add the function.", &[]),
+            (
+                "Go through the list, then run go test when done.",
+                &["go test"],
+            ),
             ("Check your work with sh check.sh.", &["sh check.sh"]),
             (
                 "node max.js should print 9. Fix it and run node max.js to check.",

@@ -28,6 +28,27 @@ const DIFF_LINES: usize = 80;
 const WALK_FILES: usize = 2000;
 const WALK_FILE_BYTES: u64 = 256 * 1024;
 
+/// Reads `path` as text when it is a regular file of at most [`WALK_FILE_BYTES`]: never a
+/// device, a FIFO (which would block) or a huge file (the aids hold what they read). `None`
+/// for anything else, or text that is not UTF-8.
+fn read_small_text(path: &Path) -> Option<String> {
+    use std::io::Read as _;
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > WALK_FILE_BYTES {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(WALK_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    if u64::try_from(bytes.len()).ok()? > WALK_FILE_BYTES {
+        return None;
+    }
+    String::from_utf8(bytes).ok()
+}
+
 /// One string argument of a JSON function call.
 fn string_argument(call: &ToolCall, key: &str) -> Option<String> {
     let ToolPayload::Function { arguments } = &call.payload else {
@@ -103,7 +124,7 @@ impl ReadBeforeWrite {
         if !first_sight || !target.is_file() {
             return None;
         }
-        let old = std::fs::read_to_string(&target).ok()?;
+        let old = read_small_text(&target)?;
         Some(format!(
             "Not written: {path} already exists and you have not read it in this task. Its \
              current content (the line numbers are not part of the file):\n{}\nWrite the \
@@ -188,7 +209,7 @@ impl Before {
         self.writes.clear();
         for call in calls {
             if let Some((path, target, content)) = write_target(&self.cwd, call)
-                && let Ok(old) = std::fs::read_to_string(&target)
+                && let Some(old) = read_small_text(&target)
             {
                 self.writes
                     .insert(call.call_id.clone(), (path, target, old, content));
@@ -210,7 +231,7 @@ impl Before {
             let Some((path, target, old, new)) = self.writes.get(call_id.as_str()) else {
                 continue;
             };
-            let written = std::fs::read_to_string(target).is_ok_and(|now| now == *new);
+            let written = read_small_text(target).is_some_and(|now| now == *new);
             if !written || old == new {
                 continue;
             }
@@ -249,7 +270,10 @@ impl TurnInspector for WriteDiff {
 /// "What changed" for a write: a unified diff with one line of context, at most
 /// [`DIFF_LINES`] lines.
 fn diff_note(path: &str, old: &str, new: &str) -> String {
-    let diff = similar::TextDiff::from_lines(old, new);
+    // A deadline keeps a wholesale rewrite of a big file from costing quadratic time.
+    let diff = similar::TextDiff::configure()
+        .timeout(std::time::Duration::from_millis(200))
+        .diff_lines(old, new);
     let text = diff
         .unified_diff()
         .context_radius(1)
@@ -323,7 +347,7 @@ fn related_note(cwd: &Path, written: &Path, old: &str, new: &str) -> Option<Stri
         if normal(&file) == normal(written) {
             continue;
         }
-        let Ok(text) = std::fs::read_to_string(&file) else {
+        let Some(text) = read_small_text(&file) else {
             continue;
         };
         let words = identifiers(&text);
@@ -399,6 +423,23 @@ fn project_files(cwd: &Path) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_small_regular_text_files_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let small = dir.path().join("small.py");
+        std::fs::write(&small, "x = 1\n").unwrap();
+        assert_eq!(read_small_text(&small).as_deref(), Some("x = 1\n"));
+        let big = dir.path().join("big.js");
+        std::fs::write(&big, "a".repeat(300 * 1024)).unwrap();
+        assert_eq!(read_small_text(&big), None);
+        let binary = dir.path().join("blob.bin");
+        std::fs::write(&binary, [0xff, 0xfe, 0x00]).unwrap();
+        assert_eq!(read_small_text(&binary), None);
+        // A device would never end (and a FIFO would block): neither is a regular file.
+        assert_eq!(read_small_text(Path::new("/dev/zero")), None);
+        assert_eq!(read_small_text(dir.path()), None);
+    }
     use pretty_assertions::assert_eq;
 
     fn call(id: &str, tool: &str, arguments: serde_json::Value) -> ToolCall {
