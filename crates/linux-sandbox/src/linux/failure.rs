@@ -11,7 +11,7 @@ use super::mounts::mount_error;
 /// The steps of confinement, in the order they run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Step {
-    NoNewPrivs = 1,
+    NoNewPrivs,
     Unshare,
     IdMaps,
     MakePrivate,
