@@ -36,4 +36,4 @@ pub use error::CoreError;
 /// The provider seam: front ends register factories for providers that are not HTTP
 /// endpoints ([`ThreadManager::with_provider`]).
 pub use osprey_model::{ModelProviderFactory, ProviderRegistry};
-pub use thread_manager::{OspreyThread, SpawnedThread, ThreadManager};
+pub use thread_manager::{OspreyThread, SpawnedThread, ThreadManager, ThreadMcp};

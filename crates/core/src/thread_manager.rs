@@ -29,11 +29,25 @@ pub struct OspreyThread {
     id: ThreadId,
     ops: mpsc::Sender<Submission>,
     events: tokio::sync::Mutex<EventReceiver>,
+    mcp: ThreadMcp,
+}
+
+/// A thread's MCP servers as they started, for status reports (`mcpServerStatus/list`).
+pub struct ThreadMcp {
+    /// The servers that started and their tools.
+    pub manager: Arc<McpConnectionManager>,
+    /// The servers that failed to start, with their reasons.
+    pub failures: Vec<osprey_mcp::StartupFailure>,
 }
 
 impl OspreyThread {
     pub fn id(&self) -> ThreadId {
         self.id
+    }
+
+    /// The thread's MCP servers: started ones with their tools, and startup failures.
+    pub fn mcp(&self) -> &ThreadMcp {
+        &self.mcp
     }
 
     /// Sends an op without waiting for what becomes of it; its events tell.
@@ -420,18 +434,26 @@ impl Shared {
     }
 
     /// Starts the configured MCP servers (concurrently, each within its startup timeout).
-    async fn start_mcp(&self, config: &Config) -> (Arc<McpConnectionManager>, Vec<String>) {
+    async fn start_mcp(&self, config: &Config) -> (ThreadMcp, Vec<String>) {
         if config.mcp_servers.is_empty() {
-            return (Arc::new(McpConnectionManager::empty()), Vec::new());
+            let mcp = ThreadMcp {
+                manager: Arc::new(McpConnectionManager::empty()),
+                failures: Vec::new(),
+            };
+            return (mcp, Vec::new());
         }
         let manager = McpConnectionManager::start(&config.mcp_servers, &self.env).await;
-        let mut warnings: Vec<String> = manager
-            .failures()
-            .into_iter()
+        let failures = manager.failures();
+        let mut warnings: Vec<String> = failures
+            .iter()
             .map(|failure| format!("MCP server unavailable: {failure}"))
             .collect();
         warnings.extend(manager.warnings().iter().cloned());
-        (Arc::new(manager), warnings)
+        let mcp = ThreadMcp {
+            manager: Arc::new(manager),
+            failures,
+        };
+        (mcp, warnings)
     }
 
     async fn spawn(
@@ -440,7 +462,8 @@ impl Shared {
         model: ModelClient,
         mut init: SessionInit,
     ) -> Result<Arc<OspreyThread>, CoreError> {
-        let (mcp, mcp_warnings) = self.start_mcp(&config).await;
+        let (thread_mcp, mcp_warnings) = self.start_mcp(&config).await;
+        let mcp = Arc::clone(&thread_mcp.manager);
         init.warnings.extend(mcp_warnings);
         let thread_id = init.thread_id;
         let (event_tx, event_rx) = mpsc::unbounded_channel();
@@ -557,6 +580,7 @@ impl Shared {
             id: thread_id,
             ops: op_tx,
             events: tokio::sync::Mutex::new(event_rx),
+            mcp: thread_mcp,
         });
         self.threads
             .lock()
