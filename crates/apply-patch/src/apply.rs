@@ -3,17 +3,23 @@
 //! Order of work, so that a failure at any point leaves the tree as it was:
 //! 1. re-check that every file still looks as it did at verification;
 //! 2. create missing parent directories (remembered for cleanup);
-//! 3. write every new content to a temporary file beside its target;
-//! 4. commit: rename temporaries over targets and remove deleted files;
-//!    if one of these fails, undo the ones already done from the contents
-//!    held in memory, then remove the temporaries and created directories.
+//! 3. stage every new content (locally: a temporary file beside its target)
+//!    when the file system can;
+//! 4. commit: put each content in place (rename the staged file, or an atomic
+//!    write) and remove deleted files; if one of these fails, undo the ones
+//!    already done from the contents held in memory (original bytes written
+//!    back, created files removed, deleted links recreated), then remove the
+//!    staged files and created directories.
+//!
+//! Every step goes through a [`PatchFileSystem`], so this holds for remote
+//! files as well as local ones.
 
-use std::fs::{File, OpenOptions, Permissions};
-use std::io::{self, Write};
+use std::fs::Permissions;
+use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::ApplyError;
+use crate::fs::{EntryKind, LocalFileSystem, PatchFileSystem};
 use crate::verify::{ChangeKind, Content, Disk, FileChange, Final, VerifiedPatch};
 
 /// The result of a successful application.
@@ -58,13 +64,24 @@ enum Step<'a> {
     },
 }
 
-/// Applies a verified patch: every file is replaced through a temporary file
-/// and a rename; if any step fails, what was already replaced is restored and
-/// the error says so.
+/// Applies a verified patch to the local disk: every file is replaced
+/// through a temporary file and a rename; if any step fails, what was
+/// already replaced is restored and the error says so.
 pub fn apply_verified(verified: &VerifiedPatch) -> Result<ApplySummary, ApplyError> {
+    apply_verified_in(&LocalFileSystem, verified)
+}
+
+/// [`apply_verified`] through `fs`, which must be the file system the patch
+/// was verified against ([`crate::verify_patch_in`]). All or nothing holds
+/// for any implementation: when a write or removal fails, the files already
+/// changed are put back through `fs` and the error says whether that worked.
+pub fn apply_verified_in(
+    fs: &dyn PatchFileSystem,
+    verified: &VerifiedPatch,
+) -> Result<ApplySummary, ApplyError> {
     let mut steps = Vec::new();
     for slot in &verified.slots {
-        check_unchanged(&slot.path, &slot.original)?;
+        check_unchanged(fs, &slot.path, &slot.original)?;
         match (&slot.fin, &slot.original) {
             (Final::Unchanged, _) | (Final::Absent, Disk::Absent) => {}
             (Final::Absent, _) => steps.push((Step::Remove { path: &slot.path }, slot)),
@@ -89,10 +106,11 @@ pub fn apply_verified(verified: &VerifiedPatch) -> Result<ApplySummary, ApplyErr
                     content,
                     perms,
                 } => {
-                    create_parents(path, &mut created_dirs)?;
-                    let temp = write_temp(path, content.bytes(), *perms)
+                    create_parents(fs, path, &mut created_dirs)?;
+                    let temp = fs
+                        .stage(path, content.bytes(), *perms)
                         .map_err(|e| ApplyError::io(path, "write a temporary file for", e))?;
-                    temps.push(Some(temp));
+                    temps.push(temp);
                 }
                 Step::Remove { .. } => temps.push(None),
             }
@@ -100,33 +118,41 @@ pub fn apply_verified(verified: &VerifiedPatch) -> Result<ApplySummary, ApplyErr
         Ok(())
     })();
     if let Err(err) = prepared {
-        cleanup(&mut temps, &created_dirs);
+        cleanup(fs, &mut temps, &created_dirs);
         return Err(err);
     }
 
     for index in 0..steps.len() {
         let (step, _) = &steps[index];
         let result = match step {
-            Step::Write { path, .. } => match temps[index].take() {
+            Step::Write {
+                path,
+                content,
+                perms,
+            } => match temps[index].take() {
                 Some(temp) => {
-                    let r = rename(&temp, path);
+                    let r = fault::check().and_then(|()| fs.rename(&temp, path));
                     if r.is_err() {
                         temps[index] = Some(temp);
                     }
                     r.map_err(|e| (*path, "replace", e))
                 }
-                None => Ok(()),
+                None => fault::check()
+                    .and_then(|()| fs.write_atomic(path, content.bytes(), *perms))
+                    .map_err(|e| (*path, "replace", e)),
             },
-            Step::Remove { path } => remove(path).map_err(|e| (*path, "delete", e)),
+            Step::Remove { path } => fault::check()
+                .and_then(|()| fs.remove_file(path))
+                .map_err(|e| (*path, "delete", e)),
         };
         if let Err((path, action, source)) = result {
             let mut restore_failures = Vec::new();
             for (_, slot) in steps[..index].iter().rev() {
-                if let Err(e) = restore(&slot.path, &slot.original) {
+                if let Err(e) = restore(fs, &slot.path, &slot.original) {
                     restore_failures.push(format!("{}: {e}", slot.path.display()));
                 }
             }
-            cleanup(&mut temps, &created_dirs);
+            cleanup(fs, &mut temps, &created_dirs);
             return Err(ApplyError::Commit {
                 path: path.to_path_buf(),
                 action,
@@ -142,144 +168,94 @@ pub fn apply_verified(verified: &VerifiedPatch) -> Result<ApplySummary, ApplyErr
     })
 }
 
-fn check_unchanged(path: &Path, original: &Disk) -> Result<(), ApplyError> {
+fn check_unchanged(
+    fs: &dyn PatchFileSystem,
+    path: &Path,
+    original: &Disk,
+) -> Result<(), ApplyError> {
     let changed = || ApplyError::Changed {
         path: path.to_path_buf(),
     };
-    let meta = std::fs::symlink_metadata(path);
+    let now = fs.entry(path);
     match original {
-        Disk::Absent => match meta {
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
-                ) =>
-            {
-                Ok(())
-            }
+        Disk::Absent => match now {
+            Ok(None) => Ok(()),
             _ => Err(changed()),
         },
-        Disk::File { len, modified, .. } => match meta {
-            Ok(m) if m.is_file() && m.len() == *len && m.modified().ok() == *modified => Ok(()),
+        Disk::File { len, modified, .. } => match now {
+            Ok(Some(EntryKind::File {
+                len: l,
+                modified: m,
+                ..
+            })) if l == *len && m == *modified => Ok(()),
             _ => Err(changed()),
         },
-        Disk::Symlink { target } => match std::fs::read_link(path) {
-            Ok(t) if &t == target => Ok(()),
+        Disk::Symlink {
+            target: Some(target),
+        } => match fs.read_link(path) {
+            Ok(Some(t)) if &t == target => Ok(()),
+            _ => Err(changed()),
+        },
+        Disk::Symlink { target: None } => match now {
+            Ok(Some(EntryKind::Symlink)) => Ok(()),
             _ => Err(changed()),
         },
         Disk::Other => Ok(()),
     }
 }
 
-fn create_parents(path: &Path, created: &mut Vec<PathBuf>) -> Result<(), ApplyError> {
+fn create_parents(
+    fs: &dyn PatchFileSystem,
+    path: &Path,
+    created: &mut Vec<PathBuf>,
+) -> Result<(), ApplyError> {
     let Some(parent) = path.parent() else {
         return Ok(());
     };
+    let is_dir = |dir: &Path| fs.is_dir(dir).unwrap_or(false);
     let mut missing = Vec::new();
     let mut cur = Some(parent);
     while let Some(dir) = cur {
-        if dir.is_dir() {
+        if is_dir(dir) {
             break;
         }
         missing.push(dir.to_path_buf());
         cur = dir.parent();
     }
     for dir in missing.into_iter().rev() {
-        match std::fs::create_dir(&dir) {
+        match fs.create_dir(&dir) {
             Ok(()) => created.push(dir),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && is_dir(&dir) => {}
             Err(e) => return Err(ApplyError::io(&dir, "create directory", e)),
         }
     }
     Ok(())
 }
 
-static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// Creates a new temporary file beside `target` holding `bytes`. A new file
-/// gets the default mode (as `fs::write` would give); a replaced one gets
-/// the permissions of the file it replaces.
-fn write_temp(target: &Path, bytes: &[u8], perms: Option<&Permissions>) -> io::Result<PathBuf> {
-    let dir = target.parent().unwrap_or(Path::new("."));
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let mut attempts = 0;
-    loop {
-        let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let temp = dir.join(format!(".{name}.{}.{n}.osprey-tmp", std::process::id()));
-        match OpenOptions::new().write(true).create_new(true).open(&temp) {
-            Ok(file) => {
-                if let Err(e) = fill(file, bytes, perms) {
-                    let _ = std::fs::remove_file(&temp);
-                    return Err(e);
-                }
-                return Ok(temp);
-            }
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempts < 100 => {
-                attempts += 1;
-            }
-            Err(e) => return Err(e),
-        }
-    }
-}
-
-fn fill(mut file: File, bytes: &[u8], perms: Option<&Permissions>) -> io::Result<()> {
-    file.write_all(bytes)?;
-    if let Some(perms) = perms {
-        file.set_permissions(perms.clone())?;
-    }
-    Ok(())
-}
-
-fn restore(path: &Path, original: &Disk) -> io::Result<()> {
+fn restore(fs: &dyn PatchFileSystem, path: &Path, original: &Disk) -> io::Result<()> {
     match original {
-        Disk::Absent => match std::fs::remove_file(path) {
+        Disk::Absent => match fs.remove_file(path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
             other => other,
         },
-        Disk::File { bytes, perms, .. } => {
-            let temp = write_temp(path, bytes, Some(perms))?;
-            std::fs::rename(&temp, path).inspect_err(|_| {
-                let _ = std::fs::remove_file(&temp);
-            })
-        }
-        Disk::Symlink { target } => restore_symlink(target, path),
+        Disk::File { bytes, perms, .. } => fs.write_atomic(path, bytes, perms.as_ref()),
+        Disk::Symlink {
+            target: Some(target),
+        } => fs.create_symlink(target, path),
+        Disk::Symlink { target: None } => Err(io::Error::other(
+            "the link's target could not be read before it was deleted, so it was not recreated",
+        )),
         Disk::Other => Ok(()),
     }
 }
 
-#[cfg(unix)]
-fn restore_symlink(target: &Path, path: &Path) -> io::Result<()> {
-    std::os::unix::fs::symlink(target, path)
-}
-
-#[cfg(not(unix))]
-fn restore_symlink(_target: &Path, path: &Path) -> io::Result<()> {
-    Err(io::Error::other(format!(
-        "cannot recreate the symlink {}",
-        path.display()
-    )))
-}
-
-fn cleanup(temps: &mut [Option<PathBuf>], created_dirs: &[PathBuf]) {
+fn cleanup(fs: &dyn PatchFileSystem, temps: &mut [Option<PathBuf>], created_dirs: &[PathBuf]) {
     for temp in temps.iter_mut().filter_map(Option::take) {
-        let _ = std::fs::remove_file(temp);
+        let _ = fs.remove_file(&temp);
     }
     for dir in created_dirs.iter().rev() {
-        let _ = std::fs::remove_dir(dir);
+        let _ = fs.remove_dir(dir);
     }
-}
-
-fn rename(from: &Path, to: &Path) -> io::Result<()> {
-    fault::check()?;
-    std::fs::rename(from, to)
-}
-
-fn remove(path: &Path) -> io::Result<()> {
-    fault::check()?;
-    std::fs::remove_file(path)
 }
 
 /// Test-only fault injection: fail the Nth commit step of this thread.

@@ -37,6 +37,15 @@
 //!
 //! [`run_cli`] puts the three together as the `apply_patch` command.
 //!
+//! Verification and application touch files only through the
+//! [`PatchFileSystem`] trait: [`verify_patch`] and [`apply_verified`] use
+//! [`LocalFileSystem`]; [`verify_patch_in`] and [`apply_verified_in`] take
+//! any implementation, such as one speaking an exec server's `fs/*` calls to
+//! reach files on another machine. The trait asks only for what such a
+//! server offers (metadata, whole-file reads and atomic writes, directory
+//! creation and removal, canonicalisation); links and permission bits are
+//! optional extras of the local disk.
+//!
 //! Chunks are found by the matcher in passes of decreasing strictness (exact;
 //! ignoring trailing whitespace; ignoring surrounding whitespace; with Unicode
 //! dashes, quotes and spaces folded to ASCII), after the `@@` anchor line when
@@ -52,19 +61,21 @@
 mod apply;
 mod cli;
 mod error;
+mod fs;
 mod invocation;
 mod matcher;
 mod parser;
 mod paths;
 mod verify;
 
-pub use apply::{ApplySummary, apply_verified, summary_text};
+pub use apply::{ApplySummary, apply_verified, apply_verified_in, summary_text};
 pub use cli::{EXIT_FAILURE, EXIT_SUCCESS, EXIT_USAGE, run_cli, run_cli_with_roots};
 pub use error::ApplyError;
+pub use fs::{EntryKind, LocalFileSystem, PatchFileSystem};
 pub use invocation::{Invocation, maybe_parse_apply_patch_invocation};
 pub use matcher::MatchLevel;
 pub use parser::{Chunk, FileOp, LineKind, ParseError, Patch, parse_patch, parse_patch_strict};
-pub use verify::{ChangeKind, FileChange, VerifiedPatch, verify_patch};
+pub use verify::{ChangeKind, FileChange, VerifiedPatch, verify_patch, verify_patch_in};
 
 /// Parses, verifies and applies `text` in one call (paths resolved against
 /// `cwd`, limited to `allowed_roots` when given).

@@ -7,12 +7,18 @@ use std::io;
 use std::path::{Component, Path, PathBuf};
 
 use crate::error::ApplyError;
+use crate::fs::{EntryKind, PatchFileSystem};
 
 /// Resolves `given` against `cwd`. Every existing ancestor is canonicalised
 /// (following symlinks and `..` as the OS does); components that do not exist
 /// yet are appended lexically. The final component is followed only when
-/// `follow_final` is set and it is a symlink.
-pub(crate) fn resolve(cwd: &Path, given: &Path, follow_final: bool) -> Result<PathBuf, ApplyError> {
+/// `follow_final` is set and it is a symlink (by canonicalising the link).
+pub(crate) fn resolve(
+    fs: &dyn PatchFileSystem,
+    cwd: &Path,
+    given: &Path,
+    follow_final: bool,
+) -> Result<PathBuf, ApplyError> {
     let invalid = |reason| ApplyError::InvalidPath {
         given: given.to_path_buf(),
         reason,
@@ -29,12 +35,14 @@ pub(crate) fn resolve(cwd: &Path, given: &Path, follow_final: bool) -> Result<Pa
         return Err(invalid("the path must end in a file name"));
     };
     let parent = joined.parent().unwrap_or(Path::new("/"));
-    let full = canonical_prefix(parent)
+    let full = canonical_prefix(fs, parent)
         .map_err(|e| ApplyError::io(parent, "resolve", e))?
         .join(name);
     if follow_final
-        && std::fs::symlink_metadata(&full).is_ok_and(|m| m.file_type().is_symlink())
-        && let Ok(target) = std::fs::canonicalize(&full)
+        && fs
+            .entry(&full)
+            .is_ok_and(|kind| kind == Some(EntryKind::Symlink))
+        && let Ok(target) = fs.canonicalize(&full)
     {
         return Ok(target);
     }
@@ -42,8 +50,8 @@ pub(crate) fn resolve(cwd: &Path, given: &Path, follow_final: bool) -> Result<Pa
 }
 
 /// Canonicalises the longest existing prefix of `path` and appends the rest.
-pub(crate) fn canonical_prefix(path: &Path) -> io::Result<PathBuf> {
-    match std::fs::canonicalize(path) {
+pub(crate) fn canonical_prefix(fs: &dyn PatchFileSystem, path: &Path) -> io::Result<PathBuf> {
+    match fs.canonicalize(path) {
         Ok(p) => return Ok(p),
         Err(e) if is_missing(&e) => {}
         Err(e) => return Err(e),
@@ -54,7 +62,7 @@ pub(crate) fn canonical_prefix(path: &Path) -> io::Result<PathBuf> {
     let Some(parent) = path.parent() else {
         return Ok(path.to_path_buf());
     };
-    let mut base = canonical_prefix(parent)?;
+    let mut base = canonical_prefix(fs, parent)?;
     match last {
         Component::Normal(name) => base.push(name),
         Component::ParentDir => {
@@ -73,10 +81,10 @@ fn is_missing(e: &io::Error) -> bool {
 }
 
 /// Canonicalised allowed roots.
-pub(crate) fn canonical_roots(roots: &[PathBuf]) -> Vec<PathBuf> {
+pub(crate) fn canonical_roots(fs: &dyn PatchFileSystem, roots: &[PathBuf]) -> Vec<PathBuf> {
     roots
         .iter()
-        .map(|r| canonical_prefix(r).unwrap_or_else(|_| r.clone()))
+        .map(|r| canonical_prefix(fs, r).unwrap_or_else(|_| r.clone()))
         .collect()
 }
 
@@ -100,6 +108,7 @@ pub(crate) fn check_roots(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fs::LocalFileSystem;
     use pretty_assertions::assert_eq;
 
     #[test]
@@ -107,9 +116,21 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = std::fs::canonicalize(dir.path()).unwrap();
         std::fs::create_dir(root.join("sub")).unwrap();
-        let got = resolve(&root.join("sub"), Path::new("../x.txt"), false).unwrap();
+        let got = resolve(
+            &LocalFileSystem,
+            &root.join("sub"),
+            Path::new("../x.txt"),
+            false,
+        )
+        .unwrap();
         assert_eq!(got, root.join("x.txt"));
-        let got = resolve(&root, Path::new("new/dir/../../../y.txt"), false).unwrap();
+        let got = resolve(
+            &LocalFileSystem,
+            &root,
+            Path::new("new/dir/../../../y.txt"),
+            false,
+        )
+        .unwrap();
         assert_eq!(got, root.parent().unwrap().join("y.txt"));
         assert!(check_roots(Path::new("y"), &got, Some(&[root])).is_err());
     }
@@ -122,7 +143,7 @@ mod tests {
         let root = std::fs::canonicalize(dir.path()).unwrap();
         let out = std::fs::canonicalize(outside.path()).unwrap();
         std::os::unix::fs::symlink(&out, root.join("link")).unwrap();
-        let got = resolve(&root, Path::new("link/f.txt"), false).unwrap();
+        let got = resolve(&LocalFileSystem, &root, Path::new("link/f.txt"), false).unwrap();
         assert_eq!(got, out.join("f.txt"));
         assert!(check_roots(Path::new("link/f.txt"), &got, Some(&[root])).is_err());
     }
@@ -131,11 +152,11 @@ mod tests {
     fn file_name_is_required() {
         let dir = tempfile::tempdir().unwrap();
         assert!(matches!(
-            resolve(dir.path(), Path::new(""), false),
+            resolve(&LocalFileSystem, dir.path(), Path::new(""), false),
             Err(ApplyError::InvalidPath { .. })
         ));
         assert!(matches!(
-            resolve(dir.path(), Path::new("a/.."), false),
+            resolve(&LocalFileSystem, dir.path(), Path::new("a/.."), false),
             Err(ApplyError::InvalidPath { .. })
         ));
     }

@@ -4,7 +4,8 @@
 //! Operations run in patch order against an overlay of file states (so a file
 //! added and then updated in one patch works); the overlay remembers what each
 //! path held on disk, which is what [`crate::apply_verified`] restores if a
-//! later step fails.
+//! later step fails. Every look at the files goes through a
+//! [`PatchFileSystem`], so the files may live on another machine.
 
 use std::collections::HashMap;
 use std::fs::Permissions;
@@ -13,6 +14,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use crate::error::ApplyError;
+use crate::fs::{EntryKind, LocalFileSystem, PatchFileSystem};
 use crate::matcher::{MatchFailure, TextView, plan, render};
 use crate::parser::{FileOp, Patch};
 use crate::paths::{canonical_roots, check_roots, resolve};
@@ -111,12 +113,13 @@ pub(crate) enum Disk {
     Absent,
     File {
         bytes: Arc<Vec<u8>>,
-        perms: Permissions,
+        perms: Option<Permissions>,
         len: u64,
         modified: Option<SystemTime>,
     },
+    /// `target` is `None` when the file system cannot read links.
     Symlink {
-        target: PathBuf,
+        target: Option<PathBuf>,
     },
     Other,
 }
@@ -168,7 +171,20 @@ impl VerifiedPatch {
 /// Checks every operation of `patch` without writing anything: paths resolve
 /// inside `allowed_roots` (when given; `..` and symlinks resolved first),
 /// files exist or not as each operation requires, and every chunk matches.
+/// Looks at the local disk ([`LocalFileSystem`]).
 pub fn verify_patch(
+    patch: &Patch,
+    cwd: &Path,
+    allowed_roots: Option<&[PathBuf]>,
+) -> Result<VerifiedPatch, ApplyError> {
+    verify_patch_in(&LocalFileSystem, patch, cwd, allowed_roots)
+}
+
+/// [`verify_patch`] against the files of `fs` (for instance a remote
+/// machine's). Apply the result with [`crate::apply_verified_in`] and the
+/// same `fs`.
+pub fn verify_patch_in(
+    fs: &dyn PatchFileSystem,
     patch: &Patch,
     cwd: &Path,
     allowed_roots: Option<&[PathBuf]>,
@@ -176,8 +192,9 @@ pub fn verify_patch(
     if patch.operations.is_empty() {
         return Err(ApplyError::NoOperations);
     }
-    let roots = allowed_roots.map(canonical_roots);
+    let roots = allowed_roots.map(|roots| canonical_roots(fs, roots));
     let mut v = Verifier {
+        fs,
         cwd,
         roots: roots.as_deref(),
         slots: Vec::new(),
@@ -197,6 +214,7 @@ pub fn verify_patch(
 }
 
 struct Verifier<'a> {
+    fs: &'a dyn PatchFileSystem,
     cwd: &'a Path,
     roots: Option<&'a [PathBuf]>,
     slots: Vec<Slot>,
@@ -215,7 +233,7 @@ enum Now {
 
 impl Verifier<'_> {
     fn resolve(&mut self, given: &Path, follow: bool) -> Result<PathBuf, ApplyError> {
-        let resolved = resolve(self.cwd, given, follow)?;
+        let resolved = resolve(self.fs, self.cwd, given, follow)?;
         check_roots(given, &resolved, self.roots)?;
         if !self.touched.contains(&resolved) {
             self.touched.push(resolved.clone());
@@ -227,7 +245,7 @@ impl Verifier<'_> {
         if let Some(&i) = self.index.get(path) {
             return Ok(i);
         }
-        let original = read_disk(path)?;
+        let original = read_disk(self.fs, path)?;
         self.slots.push(Slot {
             path: path.to_path_buf(),
             original,
@@ -246,7 +264,7 @@ impl Verifier<'_> {
             Final::Unchanged => match &slot.original {
                 Disk::Absent => Now::Absent,
                 Disk::File { bytes, perms, .. } => {
-                    Now::File(Content::Disk(bytes.clone()), Some(perms.clone()))
+                    Now::File(Content::Disk(bytes.clone()), perms.clone())
                 }
                 Disk::Symlink { .. } => Now::Symlink,
                 Disk::Other => Now::Other,
@@ -274,7 +292,7 @@ impl Verifier<'_> {
                         });
                     }
                 }
-                check_parents(&abs)?;
+                check_parents(self.fs, &abs)?;
                 let content = Content::Text(Arc::new(contents.clone()));
                 self.slots[i].fin = Final::File {
                     content: content.clone(),
@@ -389,7 +407,7 @@ impl Verifier<'_> {
                                 });
                             }
                         }
-                        check_parents(&dst)?;
+                        check_parents(self.fs, &dst)?;
                         self.slots[i].fin = Final::Absent;
                         self.slots[j].fin = Final::File {
                             content: new.clone(),
@@ -423,43 +441,41 @@ impl Verifier<'_> {
     }
 }
 
-fn read_disk(path: &Path) -> Result<Disk, ApplyError> {
-    let meta = match std::fs::symlink_metadata(path) {
-        Ok(meta) => meta,
-        Err(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-            ) =>
-        {
-            return Ok(Disk::Absent);
+fn read_disk(fs: &dyn PatchFileSystem, path: &Path) -> Result<Disk, ApplyError> {
+    let kind = fs
+        .entry(path)
+        .map_err(|e| ApplyError::io(path, "inspect", e))?;
+    let (len, modified, perms) = match kind {
+        None => return Ok(Disk::Absent),
+        Some(EntryKind::Symlink) => {
+            let target = fs
+                .read_link(path)
+                .map_err(|e| ApplyError::io(path, "read link", e))?;
+            return Ok(Disk::Symlink { target });
         }
-        Err(e) => return Err(ApplyError::io(path, "inspect", e)),
+        Some(EntryKind::Directory | EntryKind::Other) => return Ok(Disk::Other),
+        Some(EntryKind::File {
+            len,
+            modified,
+            permissions,
+        }) => (len, modified, permissions),
     };
-    let ft = meta.file_type();
-    if ft.is_symlink() {
-        let target = std::fs::read_link(path).map_err(|e| ApplyError::io(path, "read link", e))?;
-        return Ok(Disk::Symlink { target });
-    }
-    if !ft.is_file() {
-        return Ok(Disk::Other);
-    }
-    let bytes = std::fs::read(path).map_err(|e| ApplyError::io(path, "read", e))?;
+    let bytes = fs.read(path).map_err(|e| ApplyError::io(path, "read", e))?;
     Ok(Disk::File {
         bytes: Arc::new(bytes),
-        perms: meta.permissions(),
-        len: meta.len(),
-        modified: meta.modified().ok(),
+        perms,
+        len,
+        modified,
     })
 }
 
 /// Every existing ancestor of a file to be created must be a directory.
-fn check_parents(path: &Path) -> Result<(), ApplyError> {
+fn check_parents(fs: &dyn PatchFileSystem, path: &Path) -> Result<(), ApplyError> {
     let mut cur = path.parent();
     while let Some(dir) = cur {
-        match std::fs::metadata(dir) {
-            Ok(meta) if meta.is_dir() => return Ok(()),
-            Ok(_) => {
+        match fs.is_dir(dir) {
+            Ok(true) => return Ok(()),
+            Ok(false) => {
                 return Err(ApplyError::io(
                     path,
                     "create the parent directories of",

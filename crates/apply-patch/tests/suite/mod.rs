@@ -2,4 +2,6 @@ mod cli;
 mod common;
 mod corpus;
 mod differential;
+#[cfg(unix)]
+mod file_system;
 mod properties;
