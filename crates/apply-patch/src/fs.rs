@@ -277,3 +277,53 @@ fn fill(mut file: File, bytes: &[u8], perms: Option<&Permissions>) -> io::Result
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    /// The local disk speaks the trait's contract: nothing there is `None`,
+    /// also below a file; `is_dir` fails on a missing path; writes keep no
+    /// temporary file and keep the mode they are given.
+    #[test]
+    fn local_file_system_follows_the_contract() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let fs = LocalFileSystem;
+        let file = root.join("f.txt");
+        assert_eq!(fs.entry(&file).unwrap(), None);
+        assert!(fs.is_dir(&file).is_err());
+        fs.write_atomic(&file, b"x\n", None).unwrap();
+        assert!(matches!(
+            fs.entry(&file).unwrap(),
+            Some(EntryKind::File { len: 2, .. })
+        ));
+        assert_eq!(fs.entry(&file.join("below")).unwrap(), None);
+        assert!(!fs.is_dir(&file).unwrap());
+        assert_eq!(fs.entry(&root).unwrap(), Some(EntryKind::Directory));
+        assert!(fs.canonicalize(&root.join("missing")).is_err());
+        let names: Vec<_> = std::fs::read_dir(&root)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("f.txt")]);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = Permissions::from_mode(0o751);
+            fs.write_atomic(&file, b"y\n", Some(&mode)).unwrap();
+            let got = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+            assert_eq!(got, 0o751);
+            std::os::unix::fs::symlink("f.txt", root.join("link")).unwrap();
+            assert_eq!(
+                fs.entry(&root.join("link")).unwrap(),
+                Some(EntryKind::Symlink)
+            );
+            assert_eq!(
+                fs.read_link(&root.join("link")).unwrap(),
+                Some(PathBuf::from("f.txt"))
+            );
+        }
+    }
+}
