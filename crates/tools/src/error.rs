@@ -113,6 +113,25 @@ pub enum FileToolError {
         path: PathBuf,
     },
 
+    /// The file is larger than the file tools read in one go (through an exec server a file
+    /// is read whole).
+    #[error(
+        "{} is {size} bytes, more than the {limit} bytes {tool} reads at once; read parts of it \
+         with exec_command instead (for example `sed -n '1,200p' {}`)",
+        path.display(),
+        path.display()
+    )]
+    TooLarge {
+        /// The tool that refused it.
+        tool: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// Its size in bytes (at least `limit + 1` when it grew while being read).
+        size: u64,
+        /// The most bytes the tool reads.
+        limit: u64,
+    },
+
     /// The requested starting line or entry lies beyond the end.
     #[error("{}", past_end_message(what, path, *requested, *available))]
     OffsetPastEnd {

@@ -25,11 +25,12 @@ use std::time::SystemTime;
 
 use grep::regex::{RegexMatcher, RegexMatcherBuilder};
 use grep::searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
-use ignore::overrides::OverrideBuilder;
+use ignore::overrides::{Override, OverrideBuilder};
 use ignore::{WalkBuilder, WalkState};
 
 use crate::args::GrepFilesArgs;
 use crate::error::{FileToolError, ToolInputError};
+use crate::file_access::{FileAccess, FileMeta, LocalFiles};
 use crate::paths;
 use crate::spec::names::GREP_FILES;
 
@@ -43,74 +44,117 @@ pub const NO_MATCHES: &str = "No matches found.";
 /// Search `args.path` (default `cwd`; relative paths resolve against `cwd`) for files whose
 /// contents match `args.pattern`.
 pub fn grep_files(args: &GrepFilesArgs, cwd: &Path) -> Result<String, FileToolError> {
-    if args.pattern.trim().is_empty() {
-        return Err(ToolInputError::invalid(
-            GREP_FILES,
-            "pattern",
-            "the pattern is empty; pass the regular expression to look for",
-        )
-        .into());
-    }
-    let limit = match args.limit {
-        None => DEFAULT_GREP_LIMIT,
-        Some(0) => {
-            return Err(ToolInputError::invalid(GREP_FILES, "limit", "must be at least 1").into());
-        }
-        Some(n) => usize::try_from(n)
-            .unwrap_or(MAX_GREP_LIMIT)
-            .min(MAX_GREP_LIMIT),
-    };
-    let root = match args.path.as_deref().map(str::trim) {
-        None | Some("") => cwd.to_path_buf(),
-        Some(raw) => paths::resolve(raw, cwd),
-    };
-    if let Err(err) = std::fs::metadata(&root) {
-        return Err(match err.kind() {
-            std::io::ErrorKind::NotFound => FileToolError::NotFound {
-                hint: paths::missing_path_hint(&root),
-                path: root,
-            },
-            _ => FileToolError::from_io("search", root, err),
-        });
-    }
-    let matcher = RegexMatcherBuilder::new()
-        .line_terminator(Some(b'\n'))
-        .build(&args.pattern)
-        .map_err(|err| FileToolError::InvalidRegex {
-            pattern: args.pattern.clone(),
-            message: err.to_string().trim().to_string(),
-        })?;
-
-    let mut walker = WalkBuilder::new(&root);
-    if let Some(glob) = args
-        .include
-        .as_deref()
-        .map(str::trim)
-        .filter(|g| !g.is_empty())
-    {
-        let invalid = |err: ignore::Error| FileToolError::InvalidGlob {
-            glob: glob.to_string(),
-            message: err.to_string(),
-        };
-        let overrides = OverrideBuilder::new(&root)
-            .add(glob)
-            .map_err(invalid)?
-            .build()
-            .map_err(invalid)?;
+    let query = Query::parse(&LocalFiles, args, cwd)?;
+    let mut walker = WalkBuilder::new(&query.root);
+    if let Some(overrides) = query.overrides.clone() {
         walker.overrides(overrides);
     }
+    let found = search(&walker, &query.matcher);
+    Ok(query.answer(found, &[]))
+}
 
-    let mut found = search(&walker, &matcher);
-    if found.is_empty() {
-        return Ok(NO_MATCHES.to_string());
+/// A checked grep_files call.
+pub(crate) struct Query {
+    pub(crate) matcher: RegexMatcher,
+    pub(crate) root: PathBuf,
+    /// What `root` is (it exists).
+    pub(crate) root_meta: FileMeta,
+    /// The `include` glob, as ripgrep's `--glob` over `root`.
+    pub(crate) overrides: Option<Override>,
+    limit: usize,
+}
+
+impl Query {
+    pub(crate) fn parse(
+        fs: &dyn FileAccess,
+        args: &GrepFilesArgs,
+        cwd: &Path,
+    ) -> Result<Self, FileToolError> {
+        if args.pattern.trim().is_empty() {
+            return Err(ToolInputError::invalid(
+                GREP_FILES,
+                "pattern",
+                "the pattern is empty; pass the regular expression to look for",
+            )
+            .into());
+        }
+        let limit = match args.limit {
+            None => DEFAULT_GREP_LIMIT,
+            Some(0) => {
+                return Err(
+                    ToolInputError::invalid(GREP_FILES, "limit", "must be at least 1").into(),
+                );
+            }
+            Some(n) => usize::try_from(n)
+                .unwrap_or(MAX_GREP_LIMIT)
+                .min(MAX_GREP_LIMIT),
+        };
+        let root = match args.path.as_deref().map(str::trim) {
+            None | Some("") => cwd.to_path_buf(),
+            Some(raw) => paths::resolve(raw, cwd),
+        };
+        let root_meta = paths::stat(fs, &root, "search")?;
+        let matcher = RegexMatcherBuilder::new()
+            .line_terminator(Some(b'\n'))
+            .build(&args.pattern)
+            .map_err(|err| FileToolError::InvalidRegex {
+                pattern: args.pattern.clone(),
+                message: err.to_string().trim().to_string(),
+            })?;
+        let overrides = match args
+            .include
+            .as_deref()
+            .map(str::trim)
+            .filter(|g| !g.is_empty())
+        {
+            None => None,
+            Some(glob) => {
+                let invalid = |err: ignore::Error| FileToolError::InvalidGlob {
+                    glob: glob.to_string(),
+                    message: err.to_string(),
+                };
+                Some(
+                    OverrideBuilder::new(&root)
+                        .add(glob)
+                        .map_err(invalid)?
+                        .build()
+                        .map_err(invalid)?,
+                )
+            }
+        };
+        Ok(Self {
+            matcher,
+            root,
+            root_meta,
+            overrides,
+            limit,
+        })
     }
-    found.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    found.truncate(limit);
-    let lines: Vec<String> = found
-        .into_iter()
-        .map(|(path, _)| path.display().to_string())
-        .collect();
-    Ok(lines.join("\n"))
+
+    /// The text for the model: the newest `limit` matches, then any notes on what was left
+    /// unsearched.
+    pub(crate) fn answer(&self, mut found: Vec<(PathBuf, SystemTime)>, notes: &[String]) -> String {
+        let mut lines: Vec<String> = if found.is_empty() {
+            vec![NO_MATCHES.to_string()]
+        } else {
+            found.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            found.truncate(self.limit);
+            found
+                .into_iter()
+                .map(|(path, _)| path.display().to_string())
+                .collect()
+        };
+        lines.extend(notes.iter().cloned());
+        lines.join("\n")
+    }
+}
+
+/// A searcher configured as ripgrep searches while walking: stop a file at its first NUL.
+pub(crate) fn new_searcher() -> Searcher {
+    SearcherBuilder::new()
+        .binary_detection(BinaryDetection::quit(b'\x00'))
+        .line_number(false)
+        .build()
 }
 
 /// Walk in parallel; every worker searches with its own searcher and matcher and sends the
@@ -120,10 +164,7 @@ fn search(walker: &WalkBuilder, matcher: &RegexMatcher) -> Vec<(PathBuf, SystemT
     walker.build_parallel().run(|| {
         let sender = sender.clone();
         let matcher = matcher.clone();
-        let mut searcher = SearcherBuilder::new()
-            .binary_detection(BinaryDetection::quit(b'\x00'))
-            .line_number(false)
-            .build();
+        let mut searcher = new_searcher();
         Box::new(move |entry| {
             let Ok(entry) = entry else {
                 return WalkState::Continue;
@@ -151,7 +192,7 @@ fn search(walker: &WalkBuilder, matcher: &RegexMatcher) -> Vec<(PathBuf, SystemT
 }
 
 /// A sink that records whether there was a match and stops the search at the first one.
-struct FirstMatch(bool);
+pub(crate) struct FirstMatch(pub(crate) bool);
 
 impl Sink for FirstMatch {
     type Error = std::io::Error;

@@ -17,7 +17,10 @@ use image::imageops::FilterType;
 use image::{DynamicImage, ImageFormat};
 
 use crate::error::FileToolError;
+use crate::file_access::{FileAccess, FileMeta, LocalFiles};
 use crate::paths;
+use crate::read_file::read_whole;
+use crate::spec::names::VIEW_IMAGE;
 
 /// JPEG quality used when a JPEG has to be re-encoded.
 const JPEG_QUALITY: u8 = 85;
@@ -38,25 +41,42 @@ pub struct LoadedImage {
 /// Read the image at `path` and prepare it for the model, scaling it down so that neither side
 /// exceeds `max_dimension` pixels (a `max_dimension` of 0 is treated as 1).
 pub fn load_image_for_model(path: &Path, max_dimension: u32) -> Result<LoadedImage, FileToolError> {
-    let max_dimension = max_dimension.max(1);
-    let metadata = std::fs::metadata(path).map_err(|err| match err.kind() {
-        std::io::ErrorKind::NotFound => FileToolError::NotFound {
-            path: path.to_path_buf(),
-            hint: paths::missing_path_hint(path),
-        },
-        _ => FileToolError::from_io("read", path.to_path_buf(), err),
-    })?;
-    if metadata.is_dir() {
+    check_kind(&LocalFiles, path)?;
+    let bytes =
+        std::fs::read(path).map_err(|err| FileToolError::from_io("read", path.into(), err))?;
+    prepare(path, &bytes, max_dimension)
+}
+
+/// [`load_image_for_model`] through `fs`, for images on another machine; an image file
+/// larger than [`MAX_FILE_READ_BYTES`](crate::MAX_FILE_READ_BYTES) is refused.
+pub fn load_image_for_model_in(
+    fs: &dyn FileAccess,
+    path: &Path,
+    max_dimension: u32,
+) -> Result<LoadedImage, FileToolError> {
+    let metadata = check_kind(fs, path)?;
+    let bytes = read_whole(fs, VIEW_IMAGE, path, metadata.len)?;
+    prepare(path, &bytes, max_dimension)
+}
+
+/// The path must exist and be a regular file.
+fn check_kind(fs: &dyn FileAccess, path: &Path) -> Result<FileMeta, FileToolError> {
+    let metadata = paths::stat(fs, path, "read")?;
+    if metadata.is_dir {
         return Err(not_an_image(path, "it is a directory"));
     }
-    if !metadata.is_file() {
+    if !metadata.is_file {
         return Err(FileToolError::NotARegularFile {
             path: path.to_path_buf(),
         });
     }
-    let bytes =
-        std::fs::read(path).map_err(|err| FileToolError::from_io("read", path.into(), err))?;
-    let format = image::guess_format(&bytes)
+    Ok(metadata)
+}
+
+/// Turn the file's bytes into what the model is sent.
+fn prepare(path: &Path, bytes: &[u8], max_dimension: u32) -> Result<LoadedImage, FileToolError> {
+    let max_dimension = max_dimension.max(1);
+    let format = image::guess_format(bytes)
         .map_err(|_| not_an_image(path, "its contents are not in a known image format"))?;
     if !matches!(
         format,
@@ -69,14 +89,14 @@ pub fn load_image_for_model(path: &Path, max_dimension: u32) -> Result<LoadedIma
             .unwrap_or("unknown");
         return Err(not_an_image(path, &format!("it is a {name} image")));
     }
-    let decoded = image::load_from_memory_with_format(&bytes, format)
+    let decoded = image::load_from_memory_with_format(bytes, format)
         .map_err(|err| not_an_image(path, &format!("it could not be decoded: {err}")))?;
 
     let (width, height) = (decoded.width(), decoded.height());
     let fits = width <= max_dimension && height <= max_dimension;
     if fits && matches!(format, ImageFormat::Png | ImageFormat::Jpeg) {
         return Ok(LoadedImage {
-            data_url: data_url(mime(format), &bytes),
+            data_url: data_url(mime(format), bytes),
             width,
             height,
             resized: false,

@@ -69,13 +69,28 @@
 //!
 //! They are synchronous and may block on the file system: call them from
 //! `tokio::task::spawn_blocking`.
+//!
+//! # Files elsewhere ([`FileAccess`])
+//!
+//! Each of those tools also comes in a form that reads through a [`FileAccess`] — metadata,
+//! whole-file reads, one directory's entries, a bounded walk — so the files may live on
+//! another machine behind an exec server: [`read_file_in`], [`list_dir_in`],
+//! [`grep_files_in`] and [`load_image_for_model_in`], each taking `&dyn FileAccess` first and
+//! otherwise the same arguments and output. [`LocalFiles`] is this machine. The plain
+//! functions above keep their own local paths (streaming reads, `ignore`'s parallel walker);
+//! the `_in` forms read files whole (at most [`MAX_FILE_READ_BYTES`]) and `grep_files_in`
+//! applies the ignore rules itself to one walk, within [`GREP_WALK_LIMITS`],
+//! [`MAX_GREP_FILES`] and [`MAX_GREP_FILE_BYTES`], saying in its answer when a cap cut the
+//! search short.
 
 pub mod args;
 pub mod collab;
 pub mod compact_spec;
 mod error;
 pub mod exec_output;
+mod file_access;
 mod grep_files;
+mod grep_listing;
 mod image;
 mod list_dir;
 mod overview;
@@ -104,13 +119,22 @@ pub use compact_spec::{
 };
 pub use error::{FileToolError, ToolInputError};
 pub use exec_output::{ExecOutputView, ExitView, format_exec_output, new_chunk_id};
+pub use file_access::{
+    DirEntryInfo, EntryKind, FileAccess, FileMeta, LocalFiles, WalkEntry, WalkError, WalkLimits,
+    WalkListing,
+};
 pub use grep_files::{DEFAULT_GREP_LIMIT, MAX_GREP_LIMIT, NO_MATCHES, grep_files};
-pub use image::{LoadedImage, load_image_for_model};
-pub use list_dir::{DEFAULT_LIST_DEPTH, DEFAULT_LIST_LIMIT, MAX_LIST_ENTRIES, list_dir};
+pub use grep_listing::{GREP_WALK_LIMITS, MAX_GREP_FILE_BYTES, MAX_GREP_FILES, grep_files_in};
+pub use image::{LoadedImage, load_image_for_model, load_image_for_model_in};
+pub use list_dir::{
+    DEFAULT_LIST_DEPTH, DEFAULT_LIST_LIMIT, MAX_LIST_ENTRIES, list_dir, list_dir_in,
+};
 pub use overview::project_overview;
 pub use plan::PLAN_UPDATED;
 pub use profile::{ProfileTool, ShellTool, StandardTools, ToolProfile, ToolVariant, TurnAid};
-pub use read_file::{DEFAULT_READ_LIMIT, MAX_LINE_BYTES, read_file};
+pub use read_file::{
+    DEFAULT_READ_LIMIT, MAX_FILE_READ_BYTES, MAX_LINE_BYTES, read_file, read_file_in,
+};
 pub use spec::{
     FreeformFormat, JsonSchema, ToolSpec, apply_patch_freeform_spec, apply_patch_function_spec,
     exec_command_spec, grep_files_spec, list_dir_spec, names, read_file_spec, shell_command_spec,

@@ -24,11 +24,11 @@
 //! [`MAX_LIST_ENTRIES`] entries, so a huge `limit` or `depth` on `/` stays bounded.
 
 use std::ffi::OsString;
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::args::ListDirArgs;
 use crate::error::{FileToolError, ToolInputError};
+use crate::file_access::{EntryKind, FileAccess, LocalFiles};
 use crate::paths;
 use crate::spec::names::LIST_DIR;
 use crate::truncation::floor_char_boundary;
@@ -42,23 +42,25 @@ pub const MAX_LIST_ENTRIES: usize = 100_000;
 const MAX_NAME_BYTES: usize = 500;
 const INDENT: &str = "  ";
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Directory,
-    File,
-    Symlink,
-    Other,
-}
-
 struct Entry {
     name: String,
     depth: usize,
-    kind: Kind,
+    kind: EntryKind,
 }
 
 /// List the directory `args.dir_path`, which must be absolute (`cwd` is used only to suggest
 /// the absolute form of a relative path).
 pub fn list_dir(args: &ListDirArgs, cwd: &Path) -> Result<String, FileToolError> {
+    list_dir_in(&LocalFiles, args, cwd)
+}
+
+/// [`list_dir`] through `fs`, for directories on another machine: one
+/// [`FileAccess::read_dir`] per directory shown, stopping once the page is full.
+pub fn list_dir_in(
+    fs: &dyn FileAccess,
+    args: &ListDirArgs,
+    cwd: &Path,
+) -> Result<String, FileToolError> {
     let offset = to_usize(args.offset.unwrap_or(1));
     if offset == 0 {
         return Err(invalid(
@@ -87,14 +89,8 @@ pub fn list_dir(args: &ListDirArgs, cwd: &Path) -> Result<String, FileToolError>
         ));
     }
     let path = paths::require_absolute(LIST_DIR, "dir_path", &args.dir_path, cwd)?;
-    let metadata = fs::metadata(&path).map_err(|err| match err.kind() {
-        std::io::ErrorKind::NotFound => FileToolError::NotFound {
-            hint: paths::missing_path_hint(&path),
-            path: path.clone(),
-        },
-        _ => FileToolError::from_io("list", path.clone(), err),
-    })?;
-    if !metadata.is_dir() {
+    let metadata = paths::stat(fs, &path, "list")?;
+    if !metadata.is_dir {
         return Err(FileToolError::NotADirectory { path });
     }
 
@@ -104,9 +100,9 @@ pub fn list_dir(args: &ListDirArgs, cwd: &Path) -> Result<String, FileToolError>
         .saturating_add(limit)
         .saturating_add(1);
     let root =
-        read_sorted(&path).map_err(|err| FileToolError::from_io("list", path.clone(), err))?;
+        read_sorted(fs, &path).map_err(|err| FileToolError::from_io("list", path.clone(), err))?;
     let mut entries = Vec::new();
-    walk(root, 0, depth, wanted, &mut entries);
+    walk(fs, root, 0, depth, wanted, &mut entries);
 
     let mut out = vec![format!("Absolute path: {}", path.display())];
     if entries.is_empty() && offset == 1 {
@@ -142,25 +138,26 @@ fn to_usize(value: u64) -> usize {
 }
 
 /// The directory's entries as (name, path, kind), sorted by name.
-fn read_sorted(dir: &Path) -> std::io::Result<Vec<(OsString, PathBuf, Kind)>> {
-    let mut children = Vec::new();
-    for entry in fs::read_dir(dir)? {
-        let entry = entry?;
-        let kind = match entry.file_type() {
-            Ok(t) if t.is_symlink() => Kind::Symlink,
-            Ok(t) if t.is_dir() => Kind::Directory,
-            Ok(t) if t.is_file() => Kind::File,
-            _ => Kind::Other,
-        };
-        children.push((entry.file_name(), entry.path(), kind));
-    }
+fn read_sorted(
+    fs: &dyn FileAccess,
+    dir: &Path,
+) -> std::io::Result<Vec<(OsString, PathBuf, EntryKind)>> {
+    let mut children: Vec<_> = fs
+        .read_dir(dir)?
+        .into_iter()
+        .map(|entry| {
+            let path = dir.join(&entry.name);
+            (entry.name, path, entry.kind)
+        })
+        .collect();
     children.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(children)
 }
 
 /// Depth-first, name-ordered; stops once `entries` holds `wanted` items.
 fn walk(
-    children: Vec<(OsString, PathBuf, Kind)>,
+    fs: &dyn FileAccess,
+    children: Vec<(OsString, PathBuf, EntryKind)>,
     level: usize,
     max_depth: usize,
     wanted: usize,
@@ -177,10 +174,10 @@ fn walk(
             depth: level,
             kind,
         });
-        if kind == Kind::Directory && level + 1 < max_depth {
+        if kind == EntryKind::Directory && level + 1 < max_depth {
             // An unreadable subdirectory is listed but not descended into.
-            if let Ok(grandchildren) = read_sorted(&child_path) {
-                walk(grandchildren, level + 1, max_depth, wanted, entries);
+            if let Ok(grandchildren) = read_sorted(fs, &child_path) {
+                walk(fs, grandchildren, level + 1, max_depth, wanted, entries);
             }
         }
     }
@@ -188,10 +185,10 @@ fn walk(
 
 fn format_entry(entry: &Entry) -> String {
     let marker = match entry.kind {
-        Kind::Directory => "/",
-        Kind::Symlink => "@",
-        Kind::Other => "?",
-        Kind::File => "",
+        EntryKind::Directory => "/",
+        EntryKind::Symlink => "@",
+        EntryKind::Other => "?",
+        EntryKind::File => "",
     };
     format!("{}{}{marker}", INDENT.repeat(entry.depth), entry.name)
 }

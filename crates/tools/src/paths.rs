@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{FileToolError, ToolInputError};
+use crate::file_access::{FileAccess, FileMeta};
 
 /// `raw` as an absolute path, or an error that names `field` and, when `cwd` is absolute,
 /// suggests `cwd` joined with `raw`.
@@ -42,9 +43,33 @@ pub(crate) fn resolve(raw: &str, cwd: &Path) -> PathBuf {
     }
 }
 
-/// A hint for a missing path: the nearest existing ancestor, so the model can look there.
-pub(crate) fn missing_path_hint(path: &Path) -> Option<String> {
-    let ancestor = path.ancestors().skip(1).find(|p| p.is_dir())?;
+/// What `path` is, through `fs`, following symlinks. A missing path — or a symlink whose
+/// target is missing — is [`FileToolError::NotFound`] with a hint; other failures say they
+/// happened while trying to `action` it.
+pub(crate) fn stat(
+    fs: &dyn FileAccess,
+    path: &Path,
+    action: &'static str,
+) -> Result<FileMeta, FileToolError> {
+    let not_found = || FileToolError::NotFound {
+        hint: missing_path_hint_in(fs, path),
+        path: path.to_path_buf(),
+    };
+    match fs.metadata(path) {
+        Ok(meta) if meta.is_symlink && !meta.is_dir && !meta.is_file => Err(not_found()),
+        Ok(meta) => Ok(meta),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Err(not_found()),
+        Err(err) => Err(FileToolError::from_io(action, path.to_path_buf(), err)),
+    }
+}
+
+/// A hint for a missing path: the nearest existing ancestor (as `fs` sees it), so the model
+/// can look there.
+pub(crate) fn missing_path_hint_in(fs: &dyn FileAccess, path: &Path) -> Option<String> {
+    let ancestor = path
+        .ancestors()
+        .skip(1)
+        .find(|p| fs.metadata(p).is_ok_and(|m| m.is_dir))?;
     Some(format!(
         "the closest existing directory is {}; call list_dir on it to see what is there",
         ancestor.display()

@@ -21,10 +21,11 @@
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::args::{IndentationArgs, ReadFileArgs, ReadMode};
 use crate::error::{FileToolError, ToolInputError};
+use crate::file_access::{FileAccess, FileMeta, LocalFiles};
 use crate::paths;
 use crate::spec::names::READ_FILE;
 use crate::truncation::floor_char_boundary;
@@ -35,6 +36,9 @@ pub const DEFAULT_READ_LIMIT: usize = 2000;
 pub const MAX_LINE_BYTES: usize = 500;
 /// How much of the file's start is checked for NUL bytes.
 const BINARY_SNIFF_BYTES: u64 = 8 * 1024;
+/// Largest file read whole through a [`FileAccess`] (`read_file_in`, `view_image`): the
+/// exec server's own `fs/readFile` limit.
+pub const MAX_FILE_READ_BYTES: u64 = 48 * 1024 * 1024;
 /// Columns a tab counts for when measuring indentation.
 const TAB_WIDTH: usize = 4;
 /// Line starts that mark a comment, for `include_header`.
@@ -43,52 +47,114 @@ const COMMENT_PREFIXES: &[&str] = &["#", "//", "--", "/*"];
 /// Read lines of the file named by `args.file_path`, which must be absolute (`cwd` is used
 /// only to suggest the absolute form of a relative path).
 pub fn read_file(args: &ReadFileArgs, cwd: &Path) -> Result<String, FileToolError> {
-    let offset = to_usize(args.offset.unwrap_or(1));
-    if offset == 0 {
-        return Err(invalid(
-            "offset",
-            "line numbers start at 1; pass 1 to read from the top",
-        ));
-    }
-    let limit = to_usize(args.limit.unwrap_or(DEFAULT_READ_LIMIT as u64));
-    if limit == 0 {
-        return Err(invalid("limit", "must be at least 1"));
-    }
-    let path = paths::require_absolute(READ_FILE, "file_path", &args.file_path, cwd)?;
-    let metadata = std::fs::metadata(&path).map_err(|err| match err.kind() {
-        std::io::ErrorKind::NotFound => FileToolError::NotFound {
-            hint: paths::missing_path_hint(&path),
-            path: path.clone(),
-        },
-        _ => FileToolError::from_io("read", path.clone(), err),
-    })?;
-    if metadata.is_dir() {
-        return Err(FileToolError::IsADirectory { path });
-    }
-    if !metadata.is_file() {
-        return Err(FileToolError::NotARegularFile { path });
-    }
+    let request = Request::parse(args, cwd)?;
+    check_kind(&LocalFiles, &request.path)?;
+    let mut reader = open_text(&request.path)?;
+    request.render(&mut reader)
+}
 
-    let mut reader = open_text(&path)?;
-    let (lines, lossy) = match args.mode.unwrap_or_default() {
-        ReadMode::Slice => read_slice(&mut reader, &path, offset, limit)?,
-        ReadMode::Indentation => {
-            let options = args.indentation.clone().unwrap_or_default();
-            read_block(&mut reader, &path, offset, limit, &options)?
-        }
+/// [`read_file`] through `fs`, for files on another machine. The file is read whole, so one
+/// larger than [`MAX_FILE_READ_BYTES`] is refused with a pointer to `exec_command`.
+pub fn read_file_in(
+    fs: &dyn FileAccess,
+    args: &ReadFileArgs,
+    cwd: &Path,
+) -> Result<String, FileToolError> {
+    let request = Request::parse(args, cwd)?;
+    let path = &request.path;
+    let meta = check_kind(fs, path)?;
+    let bytes = read_whole(fs, READ_FILE, path, meta.len)?;
+    let mut reader = text_reader(path, bytes)?;
+    request.render(&mut reader)
+}
+
+/// Read the whole file at `path` through `fs`, refusing one over [`MAX_FILE_READ_BYTES`]
+/// (`len` is its size as last seen).
+pub(crate) fn read_whole(
+    fs: &dyn FileAccess,
+    tool: &'static str,
+    path: &Path,
+    len: u64,
+) -> Result<Vec<u8>, FileToolError> {
+    let too_large = |size| FileToolError::TooLarge {
+        tool,
+        path: path.to_path_buf(),
+        size,
+        limit: MAX_FILE_READ_BYTES,
     };
+    if len > MAX_FILE_READ_BYTES {
+        return Err(too_large(len));
+    }
+    fs.read(path, MAX_FILE_READ_BYTES)
+        .map_err(|err| match err.kind() {
+            std::io::ErrorKind::FileTooLarge => too_large(MAX_FILE_READ_BYTES + 1),
+            _ => FileToolError::from_io("read", path.to_path_buf(), err),
+        })
+}
 
-    if lines.is_empty() {
-        return Ok(format!("Note: {} is empty.", path.display()));
+/// The file must exist and be a regular file.
+fn check_kind(fs: &dyn FileAccess, path: &Path) -> Result<FileMeta, FileToolError> {
+    let meta = paths::stat(fs, path, "read")?;
+    if meta.is_dir {
+        return Err(FileToolError::IsADirectory { path: path.into() });
     }
-    let mut out = lines.join("\n");
-    if lossy {
-        out.push_str(&format!(
-            "\nNote: {} is not valid UTF-8; bytes that could not be decoded are shown as \u{FFFD}.",
-            path.display()
-        ));
+    if !meta.is_file {
+        return Err(FileToolError::NotARegularFile { path: path.into() });
     }
-    Ok(out)
+    Ok(meta)
+}
+
+/// A checked read_file call: where to start, how much, and which file.
+struct Request<'a> {
+    args: &'a ReadFileArgs,
+    offset: usize,
+    limit: usize,
+    path: PathBuf,
+}
+
+impl<'a> Request<'a> {
+    fn parse(args: &'a ReadFileArgs, cwd: &Path) -> Result<Self, FileToolError> {
+        let offset = to_usize(args.offset.unwrap_or(1));
+        if offset == 0 {
+            return Err(invalid(
+                "offset",
+                "line numbers start at 1; pass 1 to read from the top",
+            ));
+        }
+        let limit = to_usize(args.limit.unwrap_or(DEFAULT_READ_LIMIT as u64));
+        if limit == 0 {
+            return Err(invalid("limit", "must be at least 1"));
+        }
+        let path = paths::require_absolute(READ_FILE, "file_path", &args.file_path, cwd)?;
+        Ok(Self {
+            args,
+            offset,
+            limit,
+            path,
+        })
+    }
+
+    fn render(&self, reader: &mut impl BufRead) -> Result<String, FileToolError> {
+        let path = &self.path;
+        let (lines, lossy) = match self.args.mode.unwrap_or_default() {
+            ReadMode::Slice => read_slice(reader, path, self.offset, self.limit)?,
+            ReadMode::Indentation => {
+                let options = self.args.indentation.clone().unwrap_or_default();
+                read_block(reader, path, self.offset, self.limit, &options)?
+            }
+        };
+        if lines.is_empty() {
+            return Ok(format!("Note: {} is empty.", path.display()));
+        }
+        let mut out = lines.join("\n");
+        if lossy {
+            out.push_str(&format!(
+                "\nNote: {} is not valid UTF-8; bytes that could not be decoded are shown as \u{FFFD}.",
+                path.display()
+            ));
+        }
+        Ok(out)
+    }
 }
 
 fn invalid(field: &str, message: &str) -> FileToolError {
@@ -115,6 +181,15 @@ fn open_text(path: &Path) -> Result<impl BufRead, FileToolError> {
         64 * 1024,
         std::io::Cursor::new(head).chain(file),
     ))
+}
+
+/// A reader over a file already read whole, refused as [`open_text`] refuses it.
+fn text_reader(path: &Path, bytes: Vec<u8>) -> Result<impl BufRead, FileToolError> {
+    let head = &bytes[..bytes.len().min(BINARY_SNIFF_BYTES as usize)];
+    if head.contains(&0) {
+        return Err(FileToolError::BinaryFile { path: path.into() });
+    }
+    Ok(std::io::Cursor::new(bytes))
 }
 
 /// Read the next line into `buf` without its `\n` or `\r\n`; false at end of file.
