@@ -147,6 +147,21 @@ pub struct ThreadStartParams {
     pub service_name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ephemeral: Option<bool>,
+    /// Where the thread's tools act (ids of `environments.toml`); the first is the one used.
+    /// Omitted: the file's `default`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environments: Option<Vec<TurnEnvironmentParams>>,
+}
+
+/// `{environmentId, cwd, runtimeWorkspaceRoots?}`: an execution environment for a thread's
+/// shell and file work, with the working directory on its side.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnEnvironmentParams {
+    pub environment_id: String,
+    pub cwd: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_workspace_roots: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

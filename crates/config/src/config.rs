@@ -44,6 +44,15 @@ pub fn default_oss_model(provider_id: &str) -> &'static str {
     }
 }
 
+/// A front end's choice of execution environment for a thread.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvironmentSelection {
+    /// An id of `environments.toml` (`local` is this machine).
+    pub id: String,
+    /// The working directory on that side; the exec server's own when `None`.
+    pub cwd: Option<PathBuf>,
+}
+
 /// The effective configuration of one Osprey run.
 ///
 /// Built only by [`crate::ConfigBuilder`] (or, in tests, `Config::for_tests`), so the
@@ -62,6 +71,10 @@ pub struct Config {
     pub active_project_trusted: bool,
     /// The active profile, if any.
     pub profile: Option<String>,
+    /// The environment of `environments.toml` this thread's tools act in, when a front end
+    /// chose one (`osprey exec --environment`, thread/start's `environments`); `None` leaves
+    /// it to the file's `default`.
+    pub environment: Option<EnvironmentSelection>,
 
     pub model: String,
     pub model_provider_id: String,
@@ -278,6 +291,7 @@ impl Config {
             project_root: inputs.project_root,
             active_project_trusted: inputs.active_project_trusted,
             profile: inputs.profile,
+            environment: None,
             model,
             model_provider_id,
             model_provider,

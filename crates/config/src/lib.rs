@@ -60,7 +60,7 @@ pub use builder::{ConfigBuilder, LoadedConfig};
 pub use choice::Choice;
 pub use config::{
     Config, DEFAULT_LMSTUDIO_MODEL, DEFAULT_MODEL, DEFAULT_MODEL_PROVIDER, DEFAULT_OSS_MODEL,
-    DEFAULT_OSS_PROVIDER, DEFAULT_PROJECT_DOC_MAX_BYTES, default_oss_model,
+    DEFAULT_OSS_PROVIDER, DEFAULT_PROJECT_DOC_MAX_BYTES, EnvironmentSelection, default_oss_model,
 };
 pub use env_vars::{ENV_VARS, EnvScope, EnvSnapshot, EnvVar};
 pub use error::{ConfigError, ConfigSource, ConfigWarning, Location, RequirementViolation};

@@ -41,6 +41,7 @@ pub async fn exec_overhead(runs: usize) -> Result<(Vec<Duration>, Vec<Duration>)
             env,
             shell: osprey_shell::Shell::new("/bin/bash"),
             osprey_exe: None,
+            environment: Default::default(),
         }),
         unified_exec: Arc::new(UnifiedExecSessions::new(4)),
         agents: crate::agents::AgentControl::detached(),

@@ -73,6 +73,11 @@ impl EventEmitter {
 
     /// Sends an event. A consumer that went away is not an error: the agent finishes its
     /// work (and its rollout) regardless.
+    /// The thread whose events these are.
+    pub fn thread_id(&self) -> ThreadId {
+        self.thread_id
+    }
+
     pub fn emit(&self, turn_id: Option<&TurnId>, msg: EventMsg) {
         if let Some(recorder) = &self.recorder
             && should_persist_event(&msg)

@@ -18,6 +18,7 @@ pub(crate) mod approvals;
 #[doc(hidden)]
 pub mod bench;
 mod compact;
+pub(crate) mod environment;
 mod error;
 pub(crate) mod events;
 pub(crate) mod exec_policy;

@@ -65,11 +65,24 @@ pub fn permissions_message(approval: AskForApproval, sandbox: &SandboxPolicy) ->
 }
 
 /// The user-context message with the environment (and project instructions, when present).
-pub fn environment_context(turn: &TurnContext, shell_name: &str) -> String {
+/// With a remote environment (`environment` = its id), the cwd and shell are the exec
+/// server's, and an `<environments>` entry (Codex's form) names where the tools act.
+pub fn environment_context(
+    turn: &TurnContext,
+    shell_name: &str,
+    environment: Option<&str>,
+) -> String {
     let now = chrono::Local::now();
     let mut text = String::from("<environment_context>\n");
     let _ = writeln!(text, "  <cwd>{}</cwd>", turn.cwd.display());
     let _ = writeln!(text, "  <shell>{shell_name}</shell>");
+    if let Some(id) = environment {
+        let _ = writeln!(
+            text,
+            "  <environments>\n    <environment id=\"{id}\" primary=\"true\"><cwd>{}</cwd><shell>{shell_name}</shell></environment>\n  </environments>",
+            turn.cwd.display()
+        );
+    }
     let _ = writeln!(
         text,
         "  <current_date>{}</current_date>",

@@ -1,6 +1,8 @@
 //! Creating threads and handing out handles to them.
 
 use crate::agents::AgentControl;
+use crate::environment::ToolEnvironment;
+use crate::environment::remote_sandbox::RemoteSandbox;
 use crate::error::CoreError;
 use crate::events::EventEmitter;
 use crate::exec_policy::ExecPolicy;
@@ -462,6 +464,9 @@ impl Shared {
         model: ModelClient,
         mut init: SessionInit,
     ) -> Result<Arc<OspreyThread>, CoreError> {
+        let environment = ToolEnvironment::for_thread(&config, &self.env)
+            .await
+            .map_err(CoreError::Invalid)?;
         let (thread_mcp, mcp_warnings) = self.start_mcp(&config).await;
         let mcp = Arc::clone(&thread_mcp.manager);
         init.warnings.extend(mcp_warnings);
@@ -480,15 +485,22 @@ impl Shared {
         let control = AgentControl::new(Arc::downgrade(self), thread_id);
         let profile = tools::profile_for(&config);
         let settings = ThreadSettings {
-            cwd: config.cwd.clone(),
+            cwd: environment.initial_cwd(&config.cwd),
             model: config.model.clone(),
             effort: config.model_reasoning_effort,
             approval_policy: config.approval_policy(),
             sandbox_policy: config.sandbox_policy().clone(),
         };
-        let shell = match self.env.get("SHELL").filter(|s| s.starts_with('/')) {
-            Some(path) => Shell::new(path),
-            None => osprey_shell::default_user_shell(),
+        let remote_shell = environment
+            .remote()
+            .and_then(|remote| remote.shell().map(|(_, path)| Shell::new(path)));
+        let shell = match (
+            remote_shell,
+            self.env.get("SHELL").filter(|s| s.starts_with('/')),
+        ) {
+            (Some(remote), _) => remote,
+            (None, Some(path)) => Shell::new(path),
+            (None, None) => osprey_shell::default_user_shell(),
         };
         let shell_name = shell
             .path
@@ -506,13 +518,18 @@ impl Shared {
             let amend = config.osprey_home.join("rules").join("default.rules");
             ExecPolicy::load(&dirs, Some(amend))
         };
-        let sandbox = PlatformSandbox::new(self.osprey_exe.clone(), &config);
+        let sandbox: Arc<dyn crate::tools::orchestrator::Sandbox> = match &environment {
+            ToolEnvironment::Local => {
+                Arc::new(PlatformSandbox::new(self.osprey_exe.clone(), &config))
+            }
+            ToolEnvironment::Remote(_) => Arc::new(RemoteSandbox),
+        };
         let commands = Arc::new(CommandServices {
-            orchestrator: Orchestrator::new(Arc::new(policy), Arc::new(sandbox))
-                .unattended(self.unattended),
+            orchestrator: Orchestrator::new(Arc::new(policy), sandbox).unattended(self.unattended),
             env: self.env.clone(),
             shell,
             osprey_exe: self.osprey_exe.clone(),
+            environment,
         });
         let deps = HandlerDeps {
             commands: Arc::clone(&commands),

@@ -177,6 +177,7 @@ impl Drop for ExecServerClient {
                     {
                         // Still there: ask it to stop cleanly (it kills its processes on
                         // SIGTERM) before the drop's SIGKILL.
+                        #[cfg(unix)]
                         let _ = child.signal(libc_sigterm());
                         let _ = tokio::time::timeout(CHILD_EXIT_GRACE, child.wait()).await;
                     }
@@ -186,6 +187,7 @@ impl Drop for ExecServerClient {
             Err(_) => {
                 // No runtime to wait on: SIGTERM lets the server clean up; the handle is
                 // left to the OS instead of SIGKILLing the server at once.
+                #[cfg(unix)]
                 let _ = child.signal(libc_sigterm());
                 std::mem::forget(child);
             }
@@ -372,6 +374,11 @@ impl ExecServerClient {
         &self.response.session_id
     }
 
+    /// Whether the connection is still up (no loss seen yet).
+    pub fn is_connected(&self) -> bool {
+        self.shared.lost().is_none()
+    }
+
     /// Which capability discovery to use with this server.
     pub fn discovery(&self, v2_enabled: bool) -> Discovery {
         choose_discovery(v2_enabled, self.environment())
@@ -451,6 +458,7 @@ impl ExecServerClient {
 }
 
 /// SIGTERM's number (15 on every Unix Osprey runs on).
+#[cfg(unix)]
 const fn libc_sigterm() -> i32 {
     15
 }

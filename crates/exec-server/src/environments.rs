@@ -186,8 +186,20 @@ impl Environment {
         env: &std::collections::HashMap<String, String>,
         cwd: &Path,
     ) -> Result<ExecServerClient, ClientError> {
+        self.reconnect(env, cwd, None).await
+    }
+
+    /// As [`connect`](Self::connect), asking the server to reattach the session
+    /// `resume_session_id` (a server that cannot gives a new session).
+    pub async fn reconnect(
+        &self,
+        env: &std::collections::HashMap<String, String>,
+        cwd: &Path,
+        resume_session_id: Option<String>,
+    ) -> Result<ExecServerClient, ClientError> {
         let options = ConnectOptions {
             initialize_timeout: self.initialize_timeout,
+            resume_session_id,
             ..ConnectOptions::default()
         };
         match &self.transport {

@@ -57,6 +57,20 @@ pub struct ExecCli {
     #[arg(long, global = true)]
     pub skip_git_repo_check: bool,
 
+    /// Run the tools in this environment of `$OSPREY_HOME/environments.toml` (an exec
+    /// server's machine; `local` is this one). Default: the file's `default`.
+    #[arg(long = "environment", value_name = "ID", global = true)]
+    pub environment: Option<String>,
+
+    /// The working directory on the environment's side (default: the exec server's).
+    #[arg(
+        long = "environment-cwd",
+        value_name = "DIR",
+        global = true,
+        requires = "environment"
+    )]
+    pub environment_cwd: Option<PathBuf>,
+
     /// Attach an image to the prompt (repeatable).
     #[arg(short = 'i', long = "image", value_name = "FILE", global = true)]
     pub images: Vec<PathBuf>,

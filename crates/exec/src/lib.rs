@@ -115,14 +115,23 @@ async fn run(
         }
         warnings.extend(restore.warnings);
     }
-    let config = loaded.config;
+    let mut config = loaded.config;
+    if let Some(id) = &cli.environment {
+        config.environment = Some(osprey_config::EnvironmentSelection {
+            id: id.clone(),
+            cwd: cli.environment_cwd.clone(),
+        });
+    }
     warnings.extend(loaded.warnings.iter().map(ToString::to_string));
     for warning in warnings {
         let _ = writeln!(stderr, "warning: {warning}");
     }
 
     // Like Codex, --yolo also skips the check: it is meant for places sandboxed from outside.
-    let skip_git_check = cli.skip_git_repo_check || cli.dangerously_bypass_approvals_and_sandbox;
+    // A remote environment's files are not here: this machine's directory says nothing.
+    let remote = cli.environment.as_deref().is_some_and(|id| id != "local");
+    let skip_git_check =
+        cli.skip_git_repo_check || cli.dangerously_bypass_approvals_and_sandbox || remote;
     if !skip_git_check && !inside_git_repo(&config.cwd) {
         return Err(Failure::failed(format!(
             "{} is not inside a Git repository. Osprey edits files in place, and Git lets you review and undo its changes; run it in a repository, or pass --skip-git-repo-check to run here anyway.",

@@ -109,7 +109,7 @@ pub use interactive::{
     CollectResult, InteractiveProcess, ProcessExit, SESSION_DRAIN_AFTER_EXIT, STDIN_WRITE_TIMEOUT,
     SessionOptions, StdinError,
 };
-pub use output::{CappedOutput, OutputCaps, OutputSink, omission_marker};
+pub use output::{CappedOutput, HeadTailBuffer, OutputCaps, OutputSink, omission_marker};
 pub use piped::{PipedChild, spawn_piped};
 pub use pty::TerminalSize;
 pub use request::{ExecRequest, SpawnError};

@@ -87,7 +87,7 @@ impl CappedOutput {
     /// Shrinks the kept bytes to at most `max_bytes`, taking from the middle, and returns
     /// the joined bytes (with the omission marker if anything was dropped) and the
     /// number of bytes dropped in all.
-    pub(crate) fn into_bounded_bytes(mut self, max_bytes: usize) -> (Vec<u8>, u64) {
+    pub fn into_bounded_bytes(mut self, max_bytes: usize) -> (Vec<u8>, u64) {
         if self.head.len() + self.tail.len() > max_bytes {
             let half = max_bytes / 2;
             if !self.truncated {
@@ -130,8 +130,9 @@ pub fn omission_marker(omitted_bytes: u64) -> String {
 }
 
 /// Accumulates a stream under [`OutputCaps`]: head filled first, then a ring for the tail.
+/// Public for executors that gather output elsewhere (a remote exec server's stream).
 #[derive(Debug)]
-pub(crate) struct HeadTailBuffer {
+pub struct HeadTailBuffer {
     caps: OutputCaps,
     head: Vec<u8>,
     tail: VecDeque<u8>,
@@ -142,7 +143,7 @@ pub(crate) struct HeadTailBuffer {
 }
 
 impl HeadTailBuffer {
-    pub(crate) fn new(caps: OutputCaps) -> Self {
+    pub fn new(caps: OutputCaps) -> Self {
         Self {
             caps,
             head: Vec::new(),
@@ -154,7 +155,7 @@ impl HeadTailBuffer {
         }
     }
 
-    pub(crate) fn push(&mut self, mut chunk: &[u8]) {
+    pub fn push(&mut self, mut chunk: &[u8]) {
         let Some(&last) = chunk.last() else {
             return;
         };
@@ -187,12 +188,13 @@ impl HeadTailBuffer {
     }
 
     /// Returns what was collected and leaves the buffer empty (same caps).
-    pub(crate) fn take(&mut self) -> CappedOutput {
+    pub fn take(&mut self) -> CappedOutput {
         let taken = std::mem::replace(self, Self::new(self.caps));
         taken.finish()
     }
 
-    pub(crate) fn finish(self) -> CappedOutput {
+    /// What was collected.
+    pub fn finish(self) -> CappedOutput {
         let total_lines = if self.total_bytes > 0 && !self.ends_with_newline {
             self.newlines + 1
         } else {
@@ -231,7 +233,8 @@ impl OutputSink {
         })
     }
 
-    pub(crate) fn emit(&mut self, chunk: &[u8]) {
+    /// Hands `chunk` to the sink.
+    pub fn emit(&mut self, chunk: &[u8]) {
         (self.0)(chunk);
     }
 }

@@ -119,7 +119,13 @@ pub(crate) async fn start(
     connection: &Arc<Connection>,
     params: wire::ThreadStartParams,
 ) -> Reply {
-    let BuiltConfig { config, warnings } = thread_config::build(server, &params.overrides, None)?;
+    let BuiltConfig {
+        mut config,
+        warnings,
+    } = thread_config::build(server, &params.overrides, None)?;
+    if let Some(environment) = params.environments.as_ref().and_then(|all| all.first()) {
+        config.environment = Some(thread_config::environment_selection(environment)?);
+    }
     let ephemeral = params.ephemeral.unwrap_or(false);
     // Ephemeral threads come from a manager that writes no session file.
     let manager = if ephemeral {

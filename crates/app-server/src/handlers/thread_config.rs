@@ -70,3 +70,26 @@ pub(crate) fn build(
         warnings: loaded.warnings,
     })
 }
+
+/// thread/start's first `environments` entry as the configuration's choice. Its `cwd` is a
+/// path on that environment's side (absolute; a `file://` URI is taken too).
+pub(crate) fn environment_selection(
+    environment: &osprey_app_server_protocol::TurnEnvironmentParams,
+) -> Result<osprey_config::EnvironmentSelection, String> {
+    let cwd = environment.cwd.trim();
+    let cwd = cwd.strip_prefix("file://").unwrap_or(cwd);
+    let cwd = (!cwd.is_empty()).then(|| PathBuf::from(cwd));
+    if let Some(dir) = &cwd
+        && !dir.is_absolute()
+    {
+        return Err(format!(
+            "environments[0].cwd `{}` is not absolute: give the working directory on the side of environment `{}` as an absolute path",
+            dir.display(),
+            environment.environment_id
+        ));
+    }
+    Ok(osprey_config::EnvironmentSelection {
+        id: environment.environment_id.clone(),
+        cwd,
+    })
+}

@@ -10,6 +10,7 @@ mod exec_images;
 mod exec_interrupt;
 mod exec_mcp_failures;
 mod exec_model_choice;
+mod exec_remote;
 mod exec_resume_settings;
 mod exec_stdin;
 mod exec_turns;

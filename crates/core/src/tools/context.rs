@@ -22,6 +22,8 @@ pub struct CommandServices {
     pub env: HashMap<String, String>,
     pub shell: Shell,
     pub osprey_exe: Option<std::path::PathBuf>,
+    /// Where commands run and files are read and written: here, or an exec server.
+    pub environment: crate::environment::ToolEnvironment,
 }
 
 /// What `handler_for` hands to the handlers it builds, each taking only its part.
@@ -45,6 +47,7 @@ impl HandlerDeps {
                 env: HashMap::new(),
                 shell: Shell::new("/bin/sh"),
                 osprey_exe: None,
+                environment: Default::default(),
             }),
             unified_exec: Arc::new(UnifiedExecSessions::new(4)),
             agents: crate::agents::AgentControl::detached(),

@@ -84,6 +84,11 @@ pub trait Sandbox: Send + Sync {
         let tmpdir = env.get("TMPDIR").map(Path::new);
         Ok(FileSystemPolicy::from_sandbox_policy(policy, cwd, tmpdir))
     }
+    /// Whether a command can be run outside this sandbox at all (escalation). An exec
+    /// server confines every process itself, so a remote environment says no.
+    fn allows_unsandboxed(&self) -> bool {
+        true
+    }
     /// A plain-words note when a failed attempt looks like the sandbox's doing; `cwd` is
     /// the command's working directory (relative paths in its messages start there).
     fn denial(
@@ -152,6 +157,9 @@ pub struct Attempt<T> {
     pub value: T,
     pub exit_code: Option<i32>,
     pub output: String,
+    /// The executor's own verdict on a sandbox denial (an exec server reports one with the
+    /// exit); `None` leaves it to [`Sandbox::denial`].
+    pub denied: Option<String>,
 }
 
 /// The result of [`Orchestrator::run`].
@@ -194,7 +202,7 @@ impl Orchestrator {
     /// Whether asking to run a command outside the sandbox can get a yes: the policy lets a
     /// person decide, and there is a person.
     pub fn may_escalate(&self, policy: AskForApproval) -> bool {
-        !self.unattended && policy != AskForApproval::Never
+        !self.unattended && policy != AskForApproval::Never && self.sandbox.allows_unsandboxed()
     }
 
     pub async fn run<T, F, Fut>(
@@ -209,6 +217,11 @@ impl Orchestrator {
         Fut: Future<Output = Result<Attempt<T>, ToolError>>,
     {
         let turn = inv.turn;
+        if plan.escalation_requested && !self.sandbox.allows_unsandboxed() {
+            return Err(ToolError::RespondToModel(
+                "The command was not run: in this environment every command runs under the exec server's own sandbox, so running outside it cannot be granted. Run it again without require_escalated, or tell the user what needs more access.".to_string(),
+            ));
+        }
         let assessment = self.policy.assess(&plan.argv, turn);
         let mut unsandboxed_approved = false;
         let reason = match assessment {
@@ -275,19 +288,21 @@ impl Orchestrator {
                 sandbox_denial: None,
             });
         }
-        let denial = self
-            .sandbox
-            .denial(policy, &plan.cwd, first.exit_code, &first.output);
+        let denial = first.denied.clone().or_else(|| {
+            self.sandbox
+                .denial(policy, &plan.cwd, first.exit_code, &first.output)
+        });
         let Some(denial) = denial else {
             return Ok(Orchestrated {
                 value: first.value,
                 sandbox_denial: None,
             });
         };
-        let may_escalate = matches!(
-            turn.approval_policy,
-            AskForApproval::OnFailure | AskForApproval::OnRequest
-        );
+        let may_escalate = self.sandbox.allows_unsandboxed()
+            && matches!(
+                turn.approval_policy,
+                AskForApproval::OnFailure | AskForApproval::OnRequest
+            );
         if !may_escalate {
             return Ok(Orchestrated {
                 value: first.value,

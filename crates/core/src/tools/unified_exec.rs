@@ -7,7 +7,7 @@
 //! the thread shuts down.
 
 use super::command_item::CommandItem;
-use osprey_process::InteractiveProcess;
+use crate::environment::session_process::SessionProcess;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
@@ -17,7 +17,7 @@ use tokio::sync::Mutex;
 const AGGREGATE_CAP_BYTES: usize = 256 * 1024;
 
 pub struct ExecSession {
-    pub process: Arc<InteractiveProcess>,
+    pub process: Arc<SessionProcess>,
     pub item: CommandItem,
     pub last_used: Instant,
     /// Everything collected so far, for the command item (capped).

@@ -322,6 +322,7 @@ async fn apply_in_sandbox(
             .map_err(|e| ToolError::RespondToModel(e.to_string()))?;
             let output = outcome.output_lossy();
             Ok(Attempt {
+                denied: None,
                 exit_code: outcome.exit_code,
                 output,
                 value: outcome,

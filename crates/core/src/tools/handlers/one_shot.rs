@@ -1,12 +1,12 @@
 //! Running one command to completion: shared by `shell`, `shell_command` and `local_shell`.
 
+use crate::environment::Launch;
 use crate::tools::call::{ToolError, ToolOutput};
 use crate::tools::command_item::CommandItem;
 use crate::tools::context::{CommandServices, ToolInvocation};
-use crate::tools::exec_env::{command_env, resolve_workdir};
 use crate::tools::handlers::apply_patch::intercept_shell_patch;
 use crate::tools::orchestrator::{Attempt, CommandPlan};
-use osprey_process::{ExecExpiration, OutputCaps, OutputSink, run_to_completion};
+use osprey_process::{ExecExpiration, OutputSink};
 use osprey_protocol::EventMsg;
 use osprey_tools::{ExecOutputView, ExitView, format_exec_output, new_chunk_id};
 use std::time::Duration;
@@ -37,16 +37,16 @@ pub async fn run_one_shot(
             "The command is empty; pass the program and its arguments.".to_string(),
         ));
     }
-    let cwd = resolve_workdir(&inv.turn.cwd, shot.workdir.as_deref())?;
+    let environment = &commands.environment;
+    let cwd = environment
+        .resolve_workdir(&inv.turn.cwd, shot.workdir.as_deref())
+        .await?;
     if let Some(result) = intercept_shell_patch(inv, commands, &shot.argv, &cwd).await {
         return result;
     }
     let services = commands;
-    let env = command_env(
-        &services.env,
-        &inv.turn.config.shell_environment_policy,
-        false,
-    );
+    let policy = &inv.turn.config.shell_environment_policy;
+    let env = environment.command_env(&services.env, policy, false);
     let plan = CommandPlan {
         argv: shot.argv.clone(),
         cwd: cwd.clone(),
@@ -87,13 +87,19 @@ pub async fn run_one_shot(
                 );
             });
             let expiration = ExecExpiration::timeout(timeout).with_cancellation(inv.cancel.clone());
+            let launch = Launch {
+                policy,
+                thread_id: inv.events.thread_id().to_string(),
+                call_id: &inv.call.call_id,
+            };
             async move {
-                let outcome =
-                    run_to_completion(request, expiration, OutputCaps::default(), Some(sink))
-                        .await
-                        .map_err(|e| ToolError::RespondToModel(e.to_string()))?;
+                let (outcome, denied) = environment
+                    .run_to_completion(request, expiration, Some(sink), &launch)
+                    .await
+                    .map_err(ToolError::RespondToModel)?;
                 let output = outcome.output_lossy();
                 Ok(Attempt {
+                    denied,
                     exit_code: outcome.exit_code,
                     output,
                     value: outcome,

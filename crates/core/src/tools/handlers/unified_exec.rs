@@ -1,16 +1,17 @@
 //! `exec_command` and `write_stdin`: commands that may outlive one call.
 
+use crate::environment::session_process::SessionProcess;
+use crate::environment::{Launch, ToolEnvironment};
 use crate::tools::call::{ToolError, ToolOutput};
 use crate::tools::command_item::CommandItem;
 use crate::tools::context::{CommandServices, ToolInvocation};
-use crate::tools::exec_env::{command_env, resolve_workdir};
 use crate::tools::handlers::apply_patch::intercept_shell_patch;
 use crate::tools::handlers::one_shot::sandbox_note;
 use crate::tools::orchestrator::{Attempt, CommandPlan};
 use crate::tools::registry::ToolHandler;
 use crate::tools::unified_exec::{ExecSession, UnifiedExecSessions};
 use async_trait::async_trait;
-use osprey_process::{CollectResult, InteractiveProcess, ProcessExit};
+use osprey_process::{CollectResult, ProcessExit};
 use osprey_shell::Shell;
 use osprey_tools::{
     ExecCommandArgs, ExecOutputView, ExitView, SandboxPermissions, ToolSpec, WriteStdinArgs,
@@ -32,6 +33,13 @@ fn exit_view(exit: Option<&ProcessExit>, session_id: Option<u64>) -> ExitView {
         (None, Some(session_id)) => ExitView::Running { session_id },
         (None, None) => ExitView::Killed { signal: None },
     }
+}
+
+/// The exec server's verdict on a remote session that already exited; `None` leaves the
+/// judgement to the sandbox's reading of the output.
+fn remote_denial(environment: &ToolEnvironment, process: &SessionProcess) -> Option<String> {
+    let remote = environment.remote()?;
+    crate::environment::remote_sandbox::server_denial(remote.id(), process.server_denied())
 }
 
 fn collected_text(result: &CollectResult) -> String {
@@ -71,16 +79,16 @@ impl ToolHandler for ExecCommandHandler {
         };
         let login = args.login.unwrap_or(inv.turn.config.tools.login_shell);
         let argv = shell.derive_exec_args(&args.cmd, login);
-        let cwd = resolve_workdir(&inv.turn.cwd, args.workdir.as_deref())?;
+        let environment = &services.environment;
+        let cwd = environment
+            .resolve_workdir(&inv.turn.cwd, args.workdir.as_deref())
+            .await?;
         if let Some(result) = intercept_shell_patch(&inv, &self.commands, &argv, &cwd).await {
             return result;
         }
         let tty = args.tty();
-        let env = command_env(
-            &services.env,
-            &inv.turn.config.shell_environment_policy,
-            tty,
-        );
+        let policy = &inv.turn.config.shell_environment_policy;
+        let env = environment.command_env(&services.env, policy, tty);
         let plan = CommandPlan {
             argv: argv.clone(),
             cwd: cwd.clone(),
@@ -104,9 +112,16 @@ impl ToolHandler for ExecCommandHandler {
                     started = true;
                 }
                 let cancel = inv.cancel.clone();
+                let launch = Launch {
+                    policy,
+                    thread_id: inv.events.thread_id().to_string(),
+                    call_id: &inv.call.call_id,
+                };
                 async move {
-                    let process = InteractiveProcess::spawn(request, tty)
-                        .map_err(|e| ToolError::RespondToModel(e.to_string()))?;
+                    let process = environment
+                        .spawn_session(request, tty, &launch)
+                        .await
+                        .map_err(ToolError::RespondToModel)?;
                     let collected = tokio::select! {
                         c = process.collect_output(yield_for, max_bytes) => c,
                         _ = cancel.cancelled() => {
@@ -115,7 +130,9 @@ impl ToolHandler for ExecCommandHandler {
                         }
                     };
                     let output = collected_text(&collected);
+                    let denied = remote_denial(environment, &process);
                     Ok(Attempt {
+                        denied,
                         exit_code: collected.exited.as_ref().map(exit_code_of),
                         output,
                         value: (process, collected),

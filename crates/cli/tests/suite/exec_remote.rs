@@ -1,0 +1,231 @@
+//! The tools through an exec server: `osprey exec --environment ID` with an
+//! `environments.toml` entry that starts `osprey exec-server --listen stdio` (as `ssh host
+//! osprey exec-server …` would) in a directory of its own, apart from the agent's.
+//!
+//! Every test checks where things happened: the remote directory has the effects, the
+//! agent's directory has none.
+
+use super::common::*;
+use osprey_test_support::*;
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use std::path::Path;
+
+fn call(call_id: &str, name: &str, args: Value) -> MockResponse {
+    sse_turn(vec![ev_function_call(call_id, name, &args.to_string())])
+}
+
+fn answer(text: &str) -> MockResponse {
+    sse_turn(vec![ev_assistant_message("msg_final", text)])
+}
+
+/// A home whose `environments.toml` names `dev`: an Osprey exec server started over stdio
+/// in `remote`, its only root. `extra_args` go to the server. The shell tool is
+/// `shell_command` (one-shot runs) unless `interactive`.
+fn home_with_environment(
+    server: &MockModelServer,
+    remote: &Path,
+    extra_args: &[&str],
+    interactive: bool,
+) -> TempHome {
+    let home = TempHome::for_server(server, WireApi::Responses);
+    if !interactive {
+        home.write_config("tools.shell_type = \"shell_command\"\n");
+    }
+    let osprey = workspace_binary("osprey");
+    let mut args = vec![
+        "exec-server".to_owned(),
+        "--listen".to_owned(),
+        "stdio".to_owned(),
+        "--root".to_owned(),
+        remote.display().to_string(),
+    ];
+    args.extend(extra_args.iter().map(|a| (*a).to_owned()));
+    let file = format!(
+        "[[environments]]\nid = \"dev\"\nprogram = {program}\nargs = {args}\ncwd = {cwd}\n",
+        program = toml_string(&osprey.display().to_string()),
+        args = serde_json::to_string(&args).unwrap(),
+        cwd = toml_string(&remote.display().to_string()),
+    );
+    std::fs::write(home.path().join("environments.toml"), file).unwrap();
+    home
+}
+
+fn toml_string(text: &str) -> String {
+    serde_json::to_string(text).unwrap()
+}
+
+async fn run(home: &TempHome, local: &Path, prompt: &str) -> std::process::Output {
+    osprey_async(
+        home,
+        local,
+        &["exec", "--json", "--environment", "dev", prompt],
+        "",
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commands_run_on_the_exec_server_side() {
+    let remote = tempfile::tempdir().unwrap();
+    let local = temp_git_repo();
+    let server = MockModelServer::start(vec![
+        call(
+            "call_1",
+            "shell_command",
+            json!({"command": "pwd; echo made-remotely > out.txt"}),
+        ),
+        call("call_2", "shell_command", json!({"command": "cat out.txt"})),
+        answer("Done."),
+    ])
+    .await;
+    let home = home_with_environment(&server, remote.path(), &[], false);
+    let out = run(&home, local.path(), "write it").await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(remote.path().join("out.txt")).unwrap(),
+        "made-remotely\n"
+    );
+    assert!(
+        !local.path().join("out.txt").exists(),
+        "nothing happens on the agent's side"
+    );
+    let requests = server.requests();
+    let first = requests[1].output_for("call_1").unwrap();
+    let remote_dir = remote.path().canonicalize().unwrap();
+    assert!(first.contains(&remote_dir.display().to_string()), "{first}");
+    assert!(first.contains("Process exited with code 0"), "{first}");
+    let second = requests[2].output_for("call_2").unwrap();
+    assert!(second.contains("made-remotely"), "{second}");
+    // The model is told where its tools act.
+    let context = requests[0]
+        .user_texts()
+        .into_iter()
+        .find(|t| t.starts_with("<environment_context>"))
+        .expect("an environment context");
+    assert!(
+        context.contains("<environment id=\"dev\" primary=\"true\">"),
+        "{context}"
+    );
+    assert!(
+        context.contains(&format!("<cwd>{}</cwd>", remote.path().display())),
+        "{context}"
+    );
+    let events = jsonl(&out);
+    let done: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "item.completed" && e["item"]["type"] == "command_execution")
+        .collect();
+    assert_eq!(done.len(), 2, "{events:?}");
+    assert_eq!(done[0]["item"]["exit_code"], 0);
+    server.verify();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interactive_session_on_the_server_takes_input() {
+    let remote = tempfile::tempdir().unwrap();
+    let local = temp_git_repo();
+    let server = MockModelServer::start(vec![
+        call(
+            "call_1",
+            "exec_command",
+            json!({"cmd": "read line; echo got-$line", "tty": true, "yield_time_ms": 500}),
+        ),
+        call(
+            "call_2",
+            "write_stdin",
+            json!({"session_id": 1000, "chars": "abc\n", "yield_time_ms": 3000}),
+        ),
+        answer("Done."),
+    ])
+    .await;
+    let home = home_with_environment(&server, remote.path(), &[], true);
+    let out = run(&home, local.path(), "talk to it").await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let requests = server.requests();
+    let first = requests[1].output_for("call_1").unwrap();
+    assert!(
+        first.contains("Process running with session ID 1000"),
+        "{first}"
+    );
+    let second = requests[2].output_for("call_2").unwrap();
+    assert!(second.contains("got-abc"), "{second}");
+    assert!(second.contains("Process exited with code 0"), "{second}");
+    server.verify();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escalation_cannot_leave_the_servers_sandbox() {
+    let remote = tempfile::tempdir().unwrap();
+    let local = temp_git_repo();
+    let server = MockModelServer::start(vec![
+        call(
+            "call_1",
+            "shell_command",
+            json!({"command": "touch escaped", "sandbox_permissions": "require_escalated", "justification": "needs it"}),
+        ),
+        answer("Could not."),
+    ])
+    .await;
+    let home = home_with_environment(&server, remote.path(), &[], false);
+    let out = run(&home, local.path(), "escape").await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let output = server.requests()[1].output_for("call_1").unwrap();
+    assert!(output.contains("exec server's own sandbox"), "{output}");
+    assert!(!remote.path().join("escaped").exists());
+    server.verify();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_lost_mid_command_is_reported_and_the_next_call_reconnects() {
+    let remote = tempfile::tempdir().unwrap();
+    let local = temp_git_repo();
+    let server = MockModelServer::start(vec![
+        // The command's parent is the exec server: killing it drops the connection.
+        call(
+            "call_1",
+            "shell_command",
+            json!({"command": "kill -9 $PPID; sleep 5"}),
+        ),
+        call("call_2", "shell_command", json!({"command": "echo back"})),
+        answer("Done."),
+    ])
+    .await;
+    let home = home_with_environment(
+        &server,
+        remote.path(),
+        &["--sandbox", "danger-full-access"],
+        false,
+    );
+    let out = run(&home, local.path(), "crash it").await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let requests = server.requests();
+    let first = requests[1].output_for("call_1").unwrap();
+    assert!(first.contains("dropped while the command ran"), "{first}");
+    let second = requests[2].output_for("call_2").unwrap();
+    assert!(
+        second.contains("back"),
+        "a new connection serves the next call: {second}"
+    );
+    server.verify();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_environment_fails_before_any_request() {
+    let remote = tempfile::tempdir().unwrap();
+    let local = temp_git_repo();
+    let server = MockModelServer::start(vec![]).await;
+    let home = home_with_environment(&server, remote.path(), &[], false);
+    let out = osprey_async(
+        &home,
+        local.path(),
+        &["exec", "--environment", "nope", "hi"],
+        "",
+    )
+    .await;
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("no environment `nope`"), "{err}");
+    assert!(err.contains("dev"), "lists the configured ones: {err}");
+    assert!(server.requests().is_empty());
+}

@@ -1,0 +1,216 @@
+//! A thread's connection to an exec server: connected when the thread starts, replaced
+//! (with backoff, asking the server to resume the old session) when it drops.
+//!
+//! Every call goes through [`RemoteEnvironment::call`], which turns the client's errors
+//! into sentences the model can act on. A call cut off by a lost connection is never
+//! retried by itself: whether it took effect is unknown, so the model is told so and
+//! decides.
+
+use osprey_exec_server::client::{ClientError, ExecServerClient};
+use osprey_exec_server::environments::Environment;
+use osprey_exec_server::protocol::EnvironmentInfo;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Mutex;
+
+/// How long to wait before each reconnection attempt; after the last one the call fails.
+const RECONNECT_BACKOFF: [Duration; 4] = [
+    Duration::from_millis(200),
+    Duration::from_millis(500),
+    Duration::from_secs(1),
+    Duration::from_secs(2),
+];
+
+/// One remote environment of a thread.
+pub struct RemoteEnvironment {
+    id: String,
+    spec: Environment,
+    /// What a started transport program gets (`ssh …`, `docker exec …`).
+    launch_env: HashMap<String, String>,
+    launch_cwd: PathBuf,
+    /// The live connection; replaced when it is found dropped.
+    client: Mutex<Arc<ExecServerClient>>,
+    /// What the server said about itself at the first connection.
+    info: EnvironmentInfo,
+    /// The working directory tools use there.
+    cwd: PathBuf,
+}
+
+impl std::fmt::Debug for RemoteEnvironment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteEnvironment")
+            .field("id", &self.id)
+            .field("cwd", &self.cwd)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RemoteEnvironment {
+    /// Connects to `spec`'s exec server. `cwd` is the working directory on the remote side
+    /// (the server's own when `None`).
+    pub async fn connect(
+        spec: Environment,
+        launch_env: HashMap<String, String>,
+        launch_cwd: PathBuf,
+        cwd: Option<PathBuf>,
+    ) -> Result<Self, String> {
+        let client = spec
+            .connect(&launch_env, &launch_cwd)
+            .await
+            .map_err(|e| connect_error(&spec.id, &e))?;
+        let info = client.environment().clone();
+        let cwd = match cwd {
+            Some(cwd) => cwd,
+            None => server_cwd(&spec.id, &info)?,
+        };
+        Ok(Self {
+            id: spec.id.clone(),
+            spec,
+            launch_env,
+            launch_cwd,
+            client: Mutex::new(Arc::new(client)),
+            info,
+            cwd,
+        })
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The working directory on the remote side.
+    pub fn cwd(&self) -> &PathBuf {
+        &self.cwd
+    }
+
+    /// The server's shell: (name, path), e.g. ("bash", "/bin/bash").
+    pub fn shell(&self) -> Option<(&str, &str)> {
+        self.info
+            .shell
+            .as_ref()
+            .map(|s| (s.name.as_str(), s.path.as_str()))
+    }
+
+    /// The connection to use now: the current one while it is up, else a new one
+    /// (after backoff, resuming the old session when the server can).
+    pub async fn client(&self) -> Result<Arc<ExecServerClient>, String> {
+        let mut current = self.client.lock().await;
+        if current.is_connected() {
+            return Ok(Arc::clone(&current));
+        }
+        let resume = Some(current.session_id().to_owned());
+        let mut last_error = String::new();
+        for (attempt, wait) in RECONNECT_BACKOFF.iter().enumerate() {
+            tokio::time::sleep(*wait).await;
+            match self
+                .spec
+                .reconnect(&self.launch_env, &self.launch_cwd, resume.clone())
+                .await
+            {
+                Ok(client) => {
+                    tracing::info!(
+                        environment = %self.id,
+                        attempt = attempt + 1,
+                        "reconnected to the exec server"
+                    );
+                    *current = Arc::new(client);
+                    return Ok(Arc::clone(&current));
+                }
+                Err(err) => last_error = err.to_string(),
+            }
+        }
+        Err(format!(
+            "the exec server of environment `{}` is unreachable: {} attempts to reconnect failed (last: {last_error}); check that it is running and reachable, then try again",
+            self.id,
+            RECONNECT_BACKOFF.len()
+        ))
+    }
+
+    /// Calls `method` and decodes its result; errors in plain words.
+    pub async fn call<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: impl Serialize,
+    ) -> Result<T, RemoteError> {
+        let client = self.client().await.map_err(RemoteError::Unreachable)?;
+        client
+            .call(method, params)
+            .await
+            .map_err(|e| self.describe(method, e))
+    }
+
+    /// Turns a client error into what the model and the user read.
+    pub fn describe(&self, method: &str, error: ClientError) -> RemoteError {
+        match error {
+            ClientError::Rejected { code, message } => RemoteError::Rejected { code, message },
+            ClientError::Closed { detail } => RemoteError::Lost(format!(
+                "the connection to the exec server of environment `{}` was lost during `{method}`{}; whether it took effect there is unknown. Osprey reconnects on the next call: check the state before doing it again",
+                self.id,
+                detail.map(|d| format!(" ({d})")).unwrap_or_default()
+            )),
+            other => RemoteError::Lost(format!(
+                "environment `{}`: {other}; check the state before doing it again",
+                self.id
+            )),
+        }
+    }
+}
+
+/// Why a remote call failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RemoteError {
+    /// The server answered with an error (a missing file, a refused path).
+    Rejected { code: i64, message: String },
+    /// The connection dropped during the call, or it timed out.
+    Lost(String),
+    /// No connection could be made.
+    Unreachable(String),
+}
+
+impl RemoteError {
+    /// A missing file or directory (the server's fs error for ENOENT).
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, Self::Rejected { code, message }
+            if *code == osprey_exec_server::protocol::code::FS_ERROR
+                && (message.contains("No such file") || message.contains("not found") || message.contains("os error 2")))
+    }
+
+    /// As an I/O error, for code written against `std::io` (the file tools).
+    pub fn into_io(self) -> std::io::Error {
+        let kind = if self.is_not_found() {
+            std::io::ErrorKind::NotFound
+        } else {
+            std::io::ErrorKind::Other
+        };
+        std::io::Error::new(kind, self.to_string())
+    }
+}
+
+impl std::fmt::Display for RemoteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Rejected { message, .. } => f.write_str(message),
+            Self::Lost(text) | Self::Unreachable(text) => f.write_str(text),
+        }
+    }
+}
+
+fn connect_error(id: &str, error: &ClientError) -> String {
+    format!(
+        "could not start a thread in environment `{id}`: {error}. Check the entry in environments.toml and that its exec server runs"
+    )
+}
+
+fn server_cwd(id: &str, info: &EnvironmentInfo) -> Result<PathBuf, String> {
+    let Some(uri) = info.cwd.as_deref() else {
+        return Err(format!(
+            "the exec server of environment `{id}` did not say its working directory; pass one (`osprey exec -C DIR --environment {id}`, or `cwd` in thread/start's environments)"
+        ));
+    };
+    osprey_exec_server::uri::to_path(uri)
+        .map_err(|e| format!("the exec server of environment `{id}` reported a working directory Osprey cannot use ({uri}): {e}"))
+}
