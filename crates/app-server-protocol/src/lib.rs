@@ -6,6 +6,7 @@ pub mod approvals;
 pub mod common;
 pub mod items;
 pub mod jsonrpc;
+pub mod mcp;
 pub mod methods;
 pub mod notifications;
 pub mod session;
@@ -15,6 +16,7 @@ pub use approvals::*;
 pub use common::*;
 pub use items::*;
 pub use jsonrpc::*;
+pub use mcp::*;
 pub use methods::{
     ClientNotification, ClientRequest, ClientResponse, MethodError, ServerNotification,
     ServerRequest, ServerResponse, method, protocol_schema,

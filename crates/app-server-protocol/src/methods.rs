@@ -3,6 +3,7 @@
 //! dispatch on them.
 
 use crate::approvals::*;
+use crate::mcp::*;
 use crate::notifications::*;
 use crate::session::*;
 use crate::thread::*;
@@ -30,6 +31,7 @@ pub mod method {
     pub const TURN_INTERRUPT: &str = "turn/interrupt";
     pub const MODEL_LIST: &str = "model/list";
     pub const CONFIG_READ: &str = "config/read";
+    pub const MCP_SERVER_STATUS_LIST: &str = "mcpServerStatus/list";
 
     pub const THREAD_STARTED: &str = "thread/started";
     pub const THREAD_STATUS_CHANGED: &str = "thread/status/changed";
@@ -168,6 +170,7 @@ method_enum! {
         TurnInterrupt(TurnInterruptParams) = method::TURN_INTERRUPT,
         ModelList(ModelListParams) = method::MODEL_LIST,
         ConfigRead(ConfigReadParams) = method::CONFIG_READ,
+        McpServerStatusList(ListMcpServerStatusParams) = method::MCP_SERVER_STATUS_LIST,
     }
 }
 
@@ -191,6 +194,7 @@ method_enum! {
         TurnInterrupt(TurnInterruptResponse) = method::TURN_INTERRUPT,
         ModelList(ModelListResponse) = method::MODEL_LIST,
         ConfigRead(ConfigReadResponse) = method::CONFIG_READ,
+        McpServerStatusList(ListMcpServerStatusResponse) = method::MCP_SERVER_STATUS_LIST,
     }
 }
 

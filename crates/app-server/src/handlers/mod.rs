@@ -1,8 +1,9 @@
-//! Request handlers, one module per resource: threads, turns, and config / models. Each
-//! handler returns the result to send or the error message (always code `-32600`, as
-//! Codex's app-server uses it for everything).
+//! Request handlers, one module per resource: threads, turns, config / models, and MCP
+//! server status. Each handler returns the result to send or the error message (always
+//! code `-32600`, as Codex's app-server uses it for everything).
 
 mod config;
+mod mcp;
 mod thread;
 mod thread_config;
 mod turn;
@@ -62,6 +63,7 @@ pub(crate) async fn dispatch(
         ClientRequest::TurnInterrupt(p) => turn::interrupt(server, p).await,
         ClientRequest::ModelList(p) => config::model_list(server, p),
         ClientRequest::ConfigRead(p) => config::config_read(server, p),
+        ClientRequest::McpServerStatusList(p) => mcp::status_list(server, p).await,
     };
     match reply {
         Ok(answer) => {

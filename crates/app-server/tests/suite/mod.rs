@@ -2,6 +2,7 @@ mod approvals;
 mod client;
 mod differential;
 mod handshake;
+mod mcp_status;
 mod python_client;
 mod schema;
 mod subagents;
