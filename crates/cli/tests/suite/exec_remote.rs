@@ -229,3 +229,86 @@ async fn an_unknown_environment_fails_before_any_request() {
     assert!(err.contains("dev"), "lists the configured ones: {err}");
     assert!(server.requests().is_empty());
 }
+
+fn patch(call_id: &str, text: &str) -> MockResponse {
+    sse_turn(vec![ev_custom_tool_call(call_id, "apply_patch", text)])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apply_patch_edits_the_files_on_the_server_side() {
+    let remote = tempfile::tempdir().unwrap();
+    let local = temp_git_repo();
+    std::fs::write(remote.path().join("crlf.txt"), "one\r\ntwo\r\nthree\r\n").unwrap();
+    std::fs::write(local.path().join("crlf.txt"), "local copy\n").unwrap();
+    let server = MockModelServer::start(vec![
+        patch(
+            "call_1",
+            "*** Begin Patch\n*** Update File: crlf.txt\n@@\n one\n-two\n+TWO\n*** Add File: new/dir/added.txt\n+added remotely\n*** End Patch\n",
+        ),
+        // A patch whose second file does not match: nothing of it may land.
+        patch(
+            "call_2",
+            "*** Begin Patch\n*** Add File: half.txt\n+should not exist\n*** Update File: crlf.txt\n@@\n-no such line\n+x\n*** End Patch\n",
+        ),
+        answer("Done."),
+    ])
+    .await;
+    let home = home_with_environment(&server, remote.path(), &[], false);
+    // Writes inside the (remote) working directory need no approval.
+    home.write_config("sandbox_mode = \"workspace-write\"\n");
+    let out = run(&home, local.path(), "edit").await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let requests = server.requests();
+    let first = requests[1].output_for("call_1").unwrap();
+    assert!(first.contains("Success."), "{first}");
+    assert_eq!(
+        std::fs::read_to_string(remote.path().join("crlf.txt")).unwrap(),
+        "one\r\nTWO\r\nthree\r\n",
+        "CRLF stays CRLF"
+    );
+    assert_eq!(
+        std::fs::read_to_string(remote.path().join("new/dir/added.txt")).unwrap(),
+        "added remotely\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(local.path().join("crlf.txt")).unwrap(),
+        "local copy\n",
+        "the agent's own files are untouched"
+    );
+    assert!(!local.path().join("new").exists());
+    let second = requests[2].output_for("call_2").unwrap();
+    assert!(second.contains("verification failed"), "{second}");
+    assert!(!remote.path().join("half.txt").exists());
+    server.verify();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_patch_outside_the_servers_roots_is_refused_there() {
+    let remote = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let local = temp_git_repo();
+    let target = outside.path().join("planted.txt");
+    let server = MockModelServer::start(vec![
+        patch(
+            "call_1",
+            &format!(
+                "*** Begin Patch\n*** Add File: {}\n+nope\n*** End Patch\n",
+                target.display()
+            ),
+        ),
+        answer("Refused."),
+    ])
+    .await;
+    let home = home_with_environment(&server, remote.path(), &[], false);
+    // Full access here, so only the server's roots can stop the write.
+    home.write_config("approval_policy = \"never\"\nsandbox_mode = \"danger-full-access\"\n");
+    let out = run(&home, local.path(), "plant").await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let output = server.requests()[1].output_for("call_1").unwrap();
+    assert!(output.contains("apply_patch failed"), "{output}");
+    assert!(
+        !target.exists(),
+        "the server refused the write outside its roots"
+    );
+    server.verify();
+}

@@ -172,21 +172,37 @@ pub enum RemoteError {
 }
 
 impl RemoteError {
-    /// A missing file or directory (the server's fs error for ENOENT).
-    pub fn is_not_found(&self) -> bool {
-        matches!(self, Self::Rejected { code, message }
-            if *code == osprey_exec_server::protocol::code::FS_ERROR
-                && (message.contains("No such file") || message.contains("not found") || message.contains("os error 2")))
+    /// The kind of I/O error a server's fs error stands for, read from its message (the
+    /// server sends the operating system's words, e.g. "No such file or directory (os
+    /// error 2)"); `Other` when it is not an fs error or says nothing known.
+    pub fn io_kind(&self) -> std::io::ErrorKind {
+        use std::io::ErrorKind;
+        let Self::Rejected { code, message } = self else {
+            return ErrorKind::Other;
+        };
+        if *code != osprey_exec_server::protocol::code::FS_ERROR {
+            return ErrorKind::Other;
+        }
+        let known = [
+            ("No such file", ErrorKind::NotFound),
+            ("cannot find the", ErrorKind::NotFound),
+            ("Not a directory", ErrorKind::NotADirectory),
+            ("File exists", ErrorKind::AlreadyExists),
+            ("already exists", ErrorKind::AlreadyExists),
+            ("Is a directory", ErrorKind::IsADirectory),
+            ("Directory not empty", ErrorKind::DirectoryNotEmpty),
+            ("Permission denied", ErrorKind::PermissionDenied),
+        ];
+        known
+            .iter()
+            .find(|(words, _)| message.contains(words))
+            .map_or(ErrorKind::Other, |(_, kind)| *kind)
     }
 
-    /// As an I/O error, for code written against `std::io` (the file tools).
+    /// As an I/O error, for code written against `std::io` (the file tools, the patch
+    /// applier).
     pub fn into_io(self) -> std::io::Error {
-        let kind = if self.is_not_found() {
-            std::io::ErrorKind::NotFound
-        } else {
-            std::io::ErrorKind::Other
-        };
-        std::io::Error::new(kind, self.to_string())
+        std::io::Error::new(self.io_kind(), self.to_string())
     }
 }
 

@@ -47,10 +47,6 @@ impl RemoteFiles {
         }
     }
 
-    pub fn environment(&self) -> &Arc<RemoteEnvironment> {
-        &self.env
-    }
-
     fn call<T: DeserializeOwned>(&self, name: &str, params: impl Serialize) -> std::io::Result<T> {
         let env = Arc::clone(&self.env);
         self.runtime
@@ -103,17 +99,93 @@ impl RemoteFiles {
         self.call(method::FS_WALK, params)
     }
 
-    pub fn create_dir_all(&self, path: &Path) -> std::io::Result<()> {
+    pub fn remove_file(&self, path: &Path) -> std::io::Result<()> {
+        let params = RemoveParams {
+            path: uri::from_path(path),
+            recursive: Some(false),
+            force: Some(false),
+            sandbox: None,
+        };
+        self.call::<serde_json::Value>(method::FS_REMOVE, params)
+            .map(drop)
+    }
+}
+
+fn millis_to_time(ms: i64) -> Option<std::time::SystemTime> {
+    let ms = u64::try_from(ms).ok().filter(|ms| *ms > 0)?;
+    std::time::UNIX_EPOCH.checked_add(std::time::Duration::from_millis(ms))
+}
+
+/// The patch applier's file system on the server: no permission bits (a replaced file
+/// keeps its own, the server's `fs/writeFile` sees to that), no links read or made.
+impl osprey_apply_patch::PatchFileSystem for RemoteFiles {
+    fn entry(&self, path: &Path) -> std::io::Result<Option<osprey_apply_patch::EntryKind>> {
+        use osprey_apply_patch::EntryKind;
+        let meta = match self.metadata(path) {
+            Ok(meta) => meta,
+            Err(err)
+                if matches!(
+                    err.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                return Ok(None);
+            }
+            Err(err) => return Err(err),
+        };
+        Ok(Some(if meta.is_symlink {
+            EntryKind::Symlink
+        } else if meta.is_file {
+            EntryKind::File {
+                len: meta.size,
+                modified: millis_to_time(meta.modified_at_ms),
+                permissions: None,
+            }
+        } else if meta.is_directory {
+            EntryKind::Directory
+        } else {
+            EntryKind::Other
+        }))
+    }
+
+    fn is_dir(&self, path: &Path) -> std::io::Result<bool> {
+        self.metadata(path).map(|meta| meta.is_directory)
+    }
+
+    fn read(&self, path: &Path) -> std::io::Result<Vec<u8>> {
+        RemoteFiles::read(self, path)
+    }
+
+    fn canonicalize(&self, path: &Path) -> std::io::Result<PathBuf> {
+        RemoteFiles::canonicalize(self, path)
+    }
+
+    fn write_atomic(
+        &self,
+        path: &Path,
+        bytes: &[u8],
+        _permissions: Option<&std::fs::Permissions>,
+    ) -> std::io::Result<()> {
+        self.write(path, bytes)
+    }
+
+    fn remove_file(&self, path: &Path) -> std::io::Result<()> {
+        RemoteFiles::remove_file(self, path)
+    }
+
+    /// One level (the server refuses with "File exists" when something is there).
+    fn create_dir(&self, path: &Path) -> std::io::Result<()> {
         let params = CreateDirectoryParams {
             path: uri::from_path(path),
-            recursive: Some(true),
+            recursive: Some(false),
             sandbox: None,
         };
         self.call::<serde_json::Value>(method::FS_CREATE_DIRECTORY, params)
             .map(drop)
     }
 
-    pub fn remove_file(&self, path: &Path) -> std::io::Result<()> {
+    /// Only an empty directory (the server's non-recursive remove refuses others).
+    fn remove_dir(&self, path: &Path) -> std::io::Result<()> {
         let params = RemoveParams {
             path: uri::from_path(path),
             recursive: Some(false),

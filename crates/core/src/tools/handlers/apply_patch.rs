@@ -13,6 +13,7 @@
 //! A model that runs `apply_patch …` through a shell tool ends up here too (see
 //! [`intercept_shell_patch`]).
 
+use crate::environment::remote_files::RemoteFiles;
 use crate::tools::approval::ApprovalSubject;
 use crate::tools::call::{ToolError, ToolOutput, ToolPayload};
 use crate::tools::context::{CommandServices, ToolInvocation};
@@ -20,8 +21,8 @@ use crate::tools::orchestrator::{Attempt, CommandPlan};
 use crate::tools::registry::ToolHandler;
 use async_trait::async_trait;
 use osprey_apply_patch::{
-    ApplyError, ChangeKind, Patch, VerifiedPatch, apply_verified,
-    maybe_parse_apply_patch_invocation, parse_patch, verify_patch,
+    ApplyError, ChangeKind, Patch, VerifiedPatch, apply_verified, apply_verified_in,
+    maybe_parse_apply_patch_invocation, parse_patch, verify_patch, verify_patch_in,
 };
 use osprey_config::ApplyPatchToolType;
 use osprey_process::{ExecExpiration, OutputCaps, run_to_completion_with_stdin};
@@ -124,7 +125,11 @@ async fn run_patch(
             )));
         }
     };
-    let verified = match verify_patch(&patch, cwd, None) {
+    let remote = commands
+        .environment
+        .remote()
+        .map(|env| RemoteFiles::new(Arc::clone(env)));
+    let verified = match verify(remote.as_ref(), &patch, cwd).await {
         Ok(v) => v,
         Err(e) => {
             let changes = planned_changes(&patch, cwd);
@@ -229,8 +234,14 @@ async fn run_patch(
         .orchestrator
         .sandbox
         .is_active(&turn.sandbox_policy);
-    let result = match (&commands.osprey_exe, sandbox_active && !approved_outside) {
-        (Some(exe), true) => apply_in_sandbox(inv, commands, exe, text, cwd).await,
+    let result = match (
+        &remote,
+        &commands.osprey_exe,
+        sandbox_active && !approved_outside,
+    ) {
+        // The exec server checks every write against its own roots.
+        (Some(files), _, _) => apply_remotely(files, &verified).await,
+        (None, Some(exe), true) => apply_in_sandbox(inv, commands, exe, text, cwd).await,
         _ => apply_in_process(&verified).await,
     };
     match result {
@@ -252,6 +263,38 @@ async fn run_patch(
             Err(ToolError::RespondToModel(message))
         }
     }
+}
+
+/// Verifies `patch` against the files it touches, here or on the exec server (off the
+/// runtime either way: a remote check makes one call per file).
+async fn verify(
+    remote: Option<&RemoteFiles>,
+    patch: &Patch,
+    cwd: &Path,
+) -> Result<VerifiedPatch, ApplyError> {
+    let Some(files) = remote else {
+        return verify_patch(patch, cwd, None);
+    };
+    let (files, patch, cwd) = (files.clone(), patch.clone(), cwd.to_path_buf());
+    tokio::task::spawn_blocking(move || verify_patch_in(&files, &patch, &cwd, None))
+        .await
+        .map_err(|e| ApplyError::Io {
+            path: PathBuf::new(),
+            action: "verify",
+            source: std::io::Error::other(format!("the check stopped unexpectedly: {e}")),
+        })?
+}
+
+/// Applies a verified patch through the exec server's fs calls, all or nothing.
+async fn apply_remotely(files: &RemoteFiles, verified: &VerifiedPatch) -> Result<String, String> {
+    let (files, verified) = (files.clone(), verified.clone());
+    tokio::task::spawn_blocking(move || {
+        apply_verified_in(&files, &verified)
+            .map(|summary| summary.text)
+            .map_err(|e: ApplyError| format!("apply_patch failed: {e}"))
+    })
+    .await
+    .map_err(|e| format!("apply_patch stopped unexpectedly: {e}"))?
 }
 
 async fn apply_in_process(verified: &VerifiedPatch) -> Result<String, String> {
