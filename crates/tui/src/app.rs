@@ -11,11 +11,12 @@ use crossterm::event::{Event, EventStream};
 use futures::StreamExt;
 use osprey_app_server::ServerOptions;
 use osprey_app_server_protocol::{
-    ClientRequest, CommandExecutionRequestApprovalResponse, ConfigReadParams, ConfigReadResponse,
-    CwdFilter, FileChangeRequestApprovalResponse, ModelListParams, ModelListResponse,
-    ServerResponse, ThreadForkParams, ThreadIdParams, ThreadListParams, ThreadListResponse,
-    ThreadOverrides, ThreadResumeParams, ThreadShellCommandParams, ThreadStartParams,
-    ThreadStartResponse, TurnInterruptParams, TurnStartParams, UserInput,
+    ClientRequest, CommandExecutionRequestApprovalResponse, CwdFilter,
+    FileChangeRequestApprovalResponse, ListMcpServerStatusParams, ListMcpServerStatusResponse,
+    McpServerStatusDetail, ModelListParams, ModelListResponse, ServerResponse, ThreadForkParams,
+    ThreadIdParams, ThreadListParams, ThreadListResponse, ThreadOverrides, ThreadResumeParams,
+    ThreadShellCommandParams, ThreadStartParams, ThreadStartResponse, TurnInterruptParams,
+    TurnStartParams, UserInput,
 };
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -58,13 +59,25 @@ pub async fn run_main(cli: TuiCli, server: ServerOptions) -> i32 {
     let trust = crate::trust::question(&server.env, &cwd);
     let history_path = crate::history::path(&server.env);
     let (server_tx, server_rx) = mpsc::unbounded_channel();
-    let (client, handle) = match AppClient::start_in_process(server, server_tx) {
-        Ok(started) => started,
+    let connected = match &cli.remote {
+        Some(url) => match remote_token(&cli, &server.env) {
+            Ok(token) => AppClient::connect_remote(url, token.as_deref(), server_tx)
+                .await
+                .map(|client| (client, None)),
+            Err(e) => Err(e),
+        },
+        None => AppClient::start_in_process(server, server_tx)
+            .map(|(client, handle)| (client, Some(handle))),
+    };
+    let (client, handle) = match connected {
+        Ok(connected) => connected,
         Err(e) => {
             let _ = writeln!(stderr, "Error: {e}");
             return 1;
         }
     };
+    // A remote server loads its own configuration: the trust question is its business.
+    let trust = trust.filter(|_| cli.remote.is_none());
     if let Err(e) = terminal::enter() {
         terminal::restore();
         let _ = writeln!(stderr, "Error: could not set up the terminal: {e}");
@@ -98,7 +111,9 @@ pub async fn run_main(cli: TuiCli, server: ServerOptions) -> i32 {
     };
     let result = event_loop(state, startup, &client, server_rx, &cli, &cwd, &version).await;
     terminal::restore();
-    let _ = tokio::time::timeout(SHUTDOWN_WAIT, handle.shutdown_all()).await;
+    if let Some(handle) = handle {
+        let _ = tokio::time::timeout(SHUTDOWN_WAIT, handle.shutdown_all()).await;
+    }
     let mut stdout = std::io::stdout();
     match result {
         Ok(state) => {
@@ -118,6 +133,23 @@ pub async fn run_main(cli: TuiCli, server: ServerOptions) -> i32 {
             let _ = writeln!(stderr, "Error: the terminal failed: {e}");
             1
         }
+    }
+}
+
+/// The token `--remote-auth-token-env` names, read from the environment.
+fn remote_token(
+    cli: &TuiCli,
+    env: &std::collections::HashMap<String, String>,
+) -> Result<Option<String>, crate::app_client::ClientError> {
+    let Some(var) = &cli.remote_auth_token_env else {
+        return Ok(None);
+    };
+    match env.get(var).map(|t| t.trim()) {
+        Some(token) if !token.is_empty() => Ok(Some(token.to_owned())),
+        _ => Err(crate::app_client::ClientError::Connect(format!(
+            "--remote-auth-token-env {var}: the variable is not set or empty; export it with \
+             the contents of the server's --ws-token-file"
+        ))),
     }
 }
 
@@ -618,27 +650,19 @@ fn perform(ctx: &Ctx, actions: Vec<Action>) {
                     let _ = tx.send(AppEvent::Files(files));
                     Ok(())
                 }
-                Action::ListMcpServers => client
-                    .request::<ConfigReadResponse>(ClientRequest::ConfigRead(ConfigReadParams {
-                        include_layers: false,
-                        cwd: Some(ctx.cwd.clone()),
-                    }))
+                Action::ListMcpServers { thread_id } => client
+                    .request::<ListMcpServerStatusResponse>(ClientRequest::McpServerStatusList(
+                        ListMcpServerStatusParams {
+                            thread_id,
+                            detail: Some(McpServerStatusDetail::ToolsAndAuthOnly),
+                            ..ListMcpServerStatusParams::default()
+                        },
+                    ))
                     .await
-                    .map(|read| {
-                        let servers = read
-                            .config
-                            .get("mcp_servers")
-                            .and_then(Value::as_array)
-                            .map(|names| {
-                                names
-                                    .iter()
-                                    .filter_map(|n| n.as_str().map(str::to_owned))
-                                    .collect()
-                            })
-                            .unwrap_or_default();
-                        let _ = tx.send(AppEvent::McpServers(servers));
+                    .map(|list| {
+                        let _ = tx.send(AppEvent::McpServers(list.data));
                     })
-                    .map_err(|e| format!("could not read the configuration for /mcp: {e}")),
+                    .map_err(|e| format!("could not list the MCP servers for /mcp: {e}")),
                 Action::Copy { .. }
                 | Action::Trust { .. }
                 | Action::EditDraft { .. }

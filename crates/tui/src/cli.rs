@@ -40,6 +40,19 @@ pub struct TuiCli {
     /// in the terminal's scrollback); also `[tui] alternate_screen = true`.
     #[arg(id = "tui_alt_screen", long = "alt-screen")]
     pub alt_screen: bool,
+    /// Connect to an app server started elsewhere with `osprey app-server --listen
+    /// ws://HOST:PORT` instead of running one in this process.
+    #[arg(id = "tui_remote", long = "remote", value_name = "ws://HOST:PORT")]
+    pub remote: Option<String>,
+    /// With --remote: the environment variable holding the server's token (the contents of
+    /// its --ws-token-file), sent as `Authorization: Bearer <token>`.
+    #[arg(
+        id = "tui_remote_auth_token_env",
+        long = "remote-auth-token-env",
+        value_name = "VAR",
+        requires = "tui_remote"
+    )]
+    pub remote_auth_token_env: Option<String>,
     /// Set by `osprey resume` and `osprey fork`: continue a recorded thread (or a copy of
     /// it) instead of starting one.
     #[arg(skip)]

@@ -421,6 +421,50 @@ fn status_cell() {
 }
 
 #[test]
+fn mcp_servers_cell() {
+    let server = |name: &str, tools: &[&str]| osprey_app_server_protocol::McpServerStatus {
+        name: name.into(),
+        tools: tools
+            .iter()
+            .map(|t| ((*t).to_owned(), serde_json::json!({"name": t})))
+            .collect(),
+        resources: Vec::new(),
+        resource_templates: Vec::new(),
+        auth_status: osprey_app_server_protocol::McpAuthStatus::Unsupported,
+        enabled: true,
+        startup_error: None,
+    };
+    let mut crashing = server("crashing", &[]);
+    crashing.startup_error = Some(
+        "`sh -c exit 3` exited with status 3; its stderr ended with: the database is gone".into(),
+    );
+    let mut off = server("off", &[]);
+    off.enabled = false;
+    let servers = vec![
+        crashing,
+        server(
+            "everything",
+            &[
+                "echo",
+                "get-sum",
+                "get-env",
+                "get-tiny-image",
+                "get-annotated-message",
+                "get-structured-content",
+                "toggle-simulated-logging",
+                "trigger-long-running-operation",
+            ],
+        ),
+        off,
+    ];
+    let cell = Cell::Facts {
+        title: "MCP servers".into(),
+        rows: crate::state::mcp_status::server_rows(&servers),
+    };
+    both_sizes("mcp_servers_cell", |w| cells::cell_lines(&cell, w));
+}
+
+#[test]
 fn diff_pager() {
     let pager = crate::state::Pager {
         title: "/diff".into(),

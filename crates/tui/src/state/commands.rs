@@ -214,7 +214,9 @@ impl AppState {
                     }
                 }
             }
-            SlashCommand::Mcp => vec![Action::ListMcpServers],
+            SlashCommand::Mcp => vec![Action::ListMcpServers {
+                thread_id: self.thread_id.clone(),
+            }],
         }
     }
 
@@ -579,23 +581,11 @@ impl AppState {
         });
     }
 
-    /// `/mcp`: the configured servers (from `config/read`); their tools and failures are
-    /// not reported by the app server.
-    pub(super) fn push_mcp(&mut self, servers: Vec<String>) {
-        let listed = if servers.is_empty() {
-            "none configured (add one with `osprey mcp add`)".to_owned()
-        } else {
-            servers.join("\n")
-        };
+    /// `/mcp`: each configured server, its state and its tools.
+    pub(super) fn push_mcp(&mut self, servers: &[osprey_app_server_protocol::McpServerStatus]) {
         self.history.push(Cell::Facts {
             title: "MCP servers".to_owned(),
-            rows: vec![
-                ("Configured".to_owned(), listed),
-                (
-                    "Tools".to_owned(),
-                    "not shown: the app server has no method reporting each server's tools and failures (Codex's mcpServerStatus/list)".to_owned(),
-                ),
-            ],
+            rows: super::mcp_status::server_rows(servers),
         });
     }
 

@@ -7,6 +7,7 @@ pub mod approval;
 pub mod cells;
 mod commands;
 pub mod composer;
+pub mod mcp_status;
 pub mod mention;
 pub mod picker;
 pub mod slash;
@@ -69,8 +70,8 @@ pub enum AppEvent {
     },
     /// The repository's files (relative paths), for `@` completion.
     Files(Vec<String>),
-    /// The MCP servers `config/read` lists, for `/mcp`.
-    McpServers(Vec<String>),
+    /// The thread's MCP servers as `mcpServerStatus/list` reports them, for `/mcp`.
+    McpServers(Vec<osprey_app_server_protocol::McpServerStatus>),
 }
 
 /// The settings a thread runs with, as `thread/start` (resume, fork) reported them.
@@ -144,8 +145,10 @@ pub enum Action {
     ProbeInit,
     /// List the repository's files for `@` completion (once).
     IndexFiles,
-    /// `config/read` for `/mcp`.
-    ListMcpServers,
+    /// `mcpServerStatus/list` of this thread (the newest loaded one before any), for `/mcp`.
+    ListMcpServers {
+        thread_id: Option<String>,
+    },
     /// The person answered the trust question: save it, then start the session.
     Trust {
         trusted: bool,
@@ -323,7 +326,7 @@ impl AppState {
             AppEvent::InitProbed { exists } => self.init(exists, now),
             AppEvent::PickSession { fork } => self.open_session_picker(fork),
             AppEvent::McpServers(servers) => {
-                self.push_mcp(servers);
+                self.push_mcp(&servers);
                 Vec::new()
             }
             AppEvent::Files(files) => {
@@ -345,11 +348,8 @@ impl AppState {
                 });
                 Vec::new()
             }
-            AppEvent::Server(ServerEvent::Closed) => {
-                self.history.push(Cell::Error {
-                    message: "the app server closed the connection; restart osprey to go on"
-                        .to_owned(),
-                });
+            AppEvent::Server(ServerEvent::Closed { reason }) => {
+                self.history.push(Cell::Error { message: reason });
                 self.turn = None;
                 Vec::new()
             }

@@ -970,22 +970,80 @@ fn plan_mcp_and_compaction_items_become_cells() {
     );
 }
 
+fn mcp_server(name: &str, tools: &[&str]) -> osprey_app_server_protocol::McpServerStatus {
+    osprey_app_server_protocol::McpServerStatus {
+        name: name.to_owned(),
+        tools: tools
+            .iter()
+            .map(|t| {
+                (
+                    (*t).to_owned(),
+                    json!({"name": t, "inputSchema": {"type": "object"}}),
+                )
+            })
+            .collect(),
+        resources: Vec::new(),
+        resource_templates: Vec::new(),
+        auth_status: osprey_app_server_protocol::McpAuthStatus::Unsupported,
+        enabled: true,
+        startup_error: None,
+    }
+}
+
 #[test]
-fn mcp_lists_the_configured_servers_and_says_what_is_not_reported() {
+fn mcp_lists_each_servers_tools_and_why_others_do_not_run() {
     let mut state = ready();
-    assert_eq!(slash(&mut state, "/mcp"), vec![Action::ListMcpServers]);
+    assert_eq!(
+        slash(&mut state, "/mcp"),
+        vec![Action::ListMcpServers {
+            thread_id: state.thread_id.clone()
+        }]
+    );
+    let mut broken = mcp_server("broken", &[]);
+    broken.startup_error = Some("`sh` exited with status 3: the database is gone".into());
+    let mut off = mcp_server("off", &[]);
+    off.enabled = false;
+    let mut token = mcp_server("remote", &["search"]);
+    token.auth_status = osprey_app_server_protocol::McpAuthStatus::BearerToken;
     state.apply(
-        AppEvent::McpServers(vec!["docs".into(), "github".into()]),
+        AppEvent::McpServers(vec![
+            broken,
+            mcp_server("docs", &["read_doc", "list_docs"]),
+            off,
+            token,
+        ]),
         Instant::now(),
     );
     let Some(Cell::Facts { rows, .. }) = state.history.last() else {
         panic!("{:?}", state.history);
     };
     assert_eq!(
-        rows[0],
-        ("Configured".to_owned(), "docs\ngithub".to_owned())
+        rows,
+        &vec![
+            (
+                "broken".to_owned(),
+                "failed to start: `sh` exited with status 3: the database is gone".to_owned()
+            ),
+            (
+                "docs".to_owned(),
+                "running · 2 tools\nlist_docs, read_doc".to_owned()
+            ),
+            (
+                "off".to_owned(),
+                "disabled (enabled = false in its [mcp_servers] entry)".to_owned()
+            ),
+            (
+                "remote".to_owned(),
+                "running · 1 tool · bearer token\nsearch".to_owned()
+            ),
+        ]
     );
-    assert!(rows[1].1.contains("mcpServerStatus/list"), "{rows:?}");
+
+    state.apply(AppEvent::McpServers(Vec::new()), Instant::now());
+    let Some(Cell::Facts { rows, .. }) = state.history.last() else {
+        panic!("{:?}", state.history);
+    };
+    assert!(rows[0].1.contains("none configured"), "{rows:?}");
 }
 
 #[test]

@@ -1,2 +1,4 @@
+mod mcp;
 mod pty;
+mod remote;
 mod screens;
