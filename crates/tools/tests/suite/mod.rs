@@ -1,4 +1,6 @@
 mod args;
+mod file_access;
+mod file_access_parity;
 mod grep_files;
 mod image;
 mod list_dir;
