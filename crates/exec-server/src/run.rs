@@ -79,7 +79,7 @@ async fn run(options: RunOptions) -> Result<(), (i32, String)> {
     }
     let config = Arc::new(ServerConfig {
         version: options.version,
-        home: base_env.get("HOME").map(PathBuf::from),
+        home: crate::server::home_dir(&base_env),
         roots: Roots::new(&roots, options.restrict_reads, &cwd),
         cwd,
         sandbox: options.sandbox,
@@ -117,6 +117,7 @@ async fn run(options: RunOptions) -> Result<(), (i32, String)> {
 
 /// Ctrl-C or SIGTERM. Returning from `run` drops every connection, and with them their
 /// processes, whose groups are killed as they are dropped.
+#[cfg(unix)]
 async fn shutdown_signal() {
     let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
         Ok(term) => term,
@@ -129,6 +130,25 @@ async fn shutdown_signal() {
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
         _ = term.recv() => {}
+    }
+    tracing::debug!("stopping: every process is killed");
+}
+
+/// Windows: Ctrl-C (or Ctrl-Break) at the server's console; the jobs of its processes are
+/// killed as they are dropped.
+#[cfg(windows)]
+async fn shutdown_signal() {
+    let mut brk = match tokio::signal::windows::ctrl_break() {
+        Ok(brk) => brk,
+        Err(err) => {
+            tracing::warn!("cannot watch for Ctrl-Break: {err}");
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = brk.recv() => {}
     }
     tracing::debug!("stopping: every process is killed");
 }

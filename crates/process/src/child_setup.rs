@@ -38,7 +38,8 @@ impl ChildSetup {
     }
 
     /// Adds the step to a standard-library command (for a spawner outside this crate,
-    /// such as a test driver), after the steps already there.
+    /// such as a test driver), after the steps already there. Unix only.
+    #[cfg(unix)]
     pub fn install_std(&self, cmd: &mut std::process::Command) {
         use std::os::unix::process::CommandExt as _;
         let step = Arc::clone(&self.step);
@@ -55,6 +56,7 @@ impl ChildSetup {
     }
 
     /// Adds the step to `cmd`, after the steps already there.
+    #[cfg(unix)]
     pub(crate) fn install(&self, cmd: &mut tokio::process::Command) {
         let step = Arc::clone(&self.step);
         // SAFETY: the constructor's contract: the step only makes system calls on data
@@ -83,7 +85,7 @@ impl PartialEq for ChildSetup {
 
 impl Eq for ChildSetup {}
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use crate::{ExecExpiration, ExecRequest, OutputCaps, SpawnError, run_to_completion};

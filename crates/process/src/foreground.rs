@@ -25,7 +25,7 @@ pub async fn run_in_foreground(req: &ExecRequest) -> Result<Option<i32>, SpawnEr
     Ok(status.code())
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

@@ -1,7 +1,6 @@
 //! [`InteractiveProcess`]: a long-running command the model can write to and poll, on
 //! pipes or on a pseudo-terminal.
 
-use std::os::unix::process::ExitStatusExt;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -14,7 +13,7 @@ use tokio::time::Instant;
 use crate::output::{HeadTailBuffer, OutputCaps};
 use crate::pty::{self, PtyMaster, TerminalSize};
 use crate::request::{self, ExecRequest, SpawnError, Stdin};
-use crate::sys;
+use crate::tree::{self, ProcessTree};
 
 /// After the process exits, how long [`InteractiveProcess::collect_output`] keeps waiting
 /// for output still in flight. Pipes and terminals normally report end-of-file at once;
@@ -52,7 +51,7 @@ impl From<std::process::ExitStatus> for ProcessExit {
     fn from(status: std::process::ExitStatus) -> Self {
         Self {
             code: status.code(),
-            signal: status.signal(),
+            signal: tree::signal_of(status),
         }
     }
 }
@@ -143,6 +142,7 @@ impl Shared {
 /// the value kills the whole process group and stops the tasks.
 pub struct InteractiveProcess {
     pid: Option<u32>,
+    tree: ProcessTree,
     tty: bool,
     shared: Arc<Shared>,
     input: Input,
@@ -193,18 +193,19 @@ impl InteractiveProcess {
         });
         let mut tasks = Vec::with_capacity(3);
 
-        let (mut child, input) = if options.tty {
+        let (mut child, tree, input) = if options.tty {
             let (child, master) = pty::spawn_on_pty(&req, options.size)?;
+            let (child, tree) = ProcessTree::adopt(&req, child)?;
             let master = Arc::new(master);
             shared.lock().open_readers = 1;
             tasks.push(tokio::spawn(read_pty(
                 Arc::clone(&shared),
                 Arc::clone(&master),
             )));
-            (child, Input::Pty(master))
+            (child, tree, Input::Pty(master))
         } else {
             let mut cmd = request::command(&req, Stdin::Piped);
-            let mut child = cmd.spawn().map_err(|err| SpawnError::from_io(&req, err))?;
+            let (mut child, tree) = ProcessTree::spawn(&req, &mut cmd)?;
             drop(cmd);
             let stdin = child.stdin.take();
             let readers: Vec<Box<dyn AsyncRead + Send + Unpin>> = [
@@ -224,10 +225,10 @@ impl InteractiveProcess {
             for reader in readers {
                 tasks.push(tokio::spawn(read_pipe(Arc::clone(&shared), reader)));
             }
-            (child, Input::Pipe(tokio::sync::Mutex::new(stdin)))
+            (child, tree, Input::Pipe(tokio::sync::Mutex::new(stdin)))
         };
 
-        let pid = child.id();
+        let pid = tree.pid();
         tracing::debug!(program = %req.program, ?pid, tty = options.tty, "interactive session started");
         let waiter_shared = Arc::clone(&shared);
         tasks.push(tokio::spawn(async move {
@@ -249,6 +250,7 @@ impl InteractiveProcess {
 
         Ok(Self {
             pid,
+            tree,
             tty: options.tty,
             shared,
             input,
@@ -380,10 +382,8 @@ impl InteractiveProcess {
     /// outlived the leader. Output already produced can still be collected; the exit shows
     /// up as signal 9.
     pub fn kill(&self) {
-        if let Some(pid) = self.pid
-            && let Err(err) = sys::kill_process_group(pid)
-        {
-            tracing::warn!(pid, %err, "could not kill interactive process group");
+        if let Err(err) = self.tree.kill() {
+            tracing::warn!(pid = ?self.pid, %err, "could not kill interactive process group");
         }
     }
 }

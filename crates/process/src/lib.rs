@@ -78,9 +78,18 @@
 //! A request may carry a [`ChildSetup`]: system calls to make in the child between fork and
 //! exec (the sandbox confines commands this way, ending the step in its own `execve`).
 //!
-//! Unix only. `unsafe` is confined to the `sys` module (session setup between fork and
-//! exec, `killpg`, descriptor duplication) and `child_setup` (adding the step), each use
-//! with its reasoning.
+//! # Windows
+//!
+//! The crate builds for Windows too (the exec server runs there; see `docs/windows.md`).
+//! A child is created suspended, put in a Job Object of its own, then resumed, so killing
+//! the job ends the child and everything it started — the counterpart of the process
+//! group; interrupt and terminate kill the job too, Windows having no signals. There is no
+//! terminal yet (a `tty` request fails with [`SpawnError::Terminal`]), and a request with a
+//! [`ChildSetup`] or an `arg0` other than the program is refused, never run without it.
+//!
+//! `unsafe` is confined to the `sys` module (Unix: session setup between fork and exec,
+//! `killpg`, descriptor duplication), `job` (Windows: job objects, resuming the child) and
+//! `child_setup` (adding the step), each use with its reasoning.
 
 #[expect(
     unsafe_code,
@@ -90,17 +99,25 @@ mod child_setup;
 mod expiration;
 mod foreground;
 mod interactive;
+#[cfg(windows)]
+#[expect(
+    unsafe_code,
+    reason = "job objects and resuming a suspended child are only reachable through the Win32 API"
+)]
+mod job;
 mod output;
 mod piped;
 mod pty;
 mod request;
 mod run;
 mod streaming;
+#[cfg(unix)]
 #[expect(
     unsafe_code,
     reason = "setsid/TIOCSCTTY between fork and exec, killpg and fcntl have no safe API"
 )]
 mod sys;
+mod tree;
 
 pub use child_setup::{ChildSetup, ChildStep};
 pub use expiration::{ExecExpiration, Expiry, TimeoutControl, TimeoutSuspension};

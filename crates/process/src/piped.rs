@@ -5,13 +5,18 @@
 //! group. The caller owns the pipes and the protocol; reaping and group kills stay here.
 
 use crate::request::{ExecRequest, SpawnError};
-use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
+#[cfg(windows)]
+use process_wrap::tokio::JobObject;
+#[cfg(unix)]
+use process_wrap::tokio::ProcessGroup;
+use process_wrap::tokio::{CommandWrap, KillOnDrop};
 use std::process::Stdio;
 
 /// A running child with piped stdio; dropping it kills its process group.
 pub type PipedChild = Box<dyn process_wrap::tokio::ChildWrapper>;
 
-/// Starts `req` with piped stdin, stdout and stderr in a process group of its own.
+/// Starts `req` with piped stdin, stdout and stderr in a process group of its own (on
+/// Windows: a job object of its own).
 #[expect(
     clippy::disallowed_methods,
     reason = "the process crate is where commands are spawned"
@@ -27,11 +32,15 @@ pub fn spawn_piped(req: &ExecRequest) -> Result<PipedChild, SpawnError> {
         .stderr(Stdio::piped());
     req.apply_extras(&mut cmd);
     let mut wrapped = CommandWrap::from(cmd);
-    wrapped.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
+    #[cfg(unix)]
+    wrapped.wrap(ProcessGroup::leader());
+    #[cfg(windows)]
+    wrapped.wrap(JobObject);
+    wrapped.wrap(KillOnDrop);
     wrapped.spawn().map_err(|e| SpawnError::from_io(req, e))
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -6,16 +6,28 @@
 //! The master side is read and written through Tokio's `AsyncFd` on a non-blocking
 //! duplicate of the master descriptor: no blocking reader thread exists that could
 //! outlive the session.
+//!
+//! Windows: no terminal yet. ConPTY would need its own spawn path (the pseudo console is
+//! attached at process creation) and blocking reader threads; until then a `tty` request
+//! fails with [`SpawnError::Terminal`] saying so, and pipes work as everywhere.
 
+#[cfg(unix)]
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io;
+#[cfg(unix)]
+use std::io::{Read, Write};
+#[cfg(unix)]
 use std::os::unix::fs::OpenOptionsExt;
+#[cfg(unix)]
 use std::process::Stdio;
 
+#[cfg(unix)]
 use portable_pty::{MasterPty, PtySize, native_pty_system};
+#[cfg(unix)]
 use tokio::io::unix::AsyncFd;
 
 use crate::request::{ExecRequest, SpawnError};
+#[cfg(unix)]
 use crate::sys;
 
 /// A terminal's size in character cells.
@@ -34,6 +46,7 @@ impl Default for TerminalSize {
     }
 }
 
+#[cfg(unix)]
 impl TerminalSize {
     fn to_pty(self) -> PtySize {
         PtySize {
@@ -46,6 +59,7 @@ impl TerminalSize {
 }
 
 /// The master side of a session's terminal.
+#[cfg(unix)]
 pub(crate) struct PtyMaster {
     /// Kept for resizing; also keeps the terminal pair alive. (A mutex only because
     /// portable-pty's master is not `Sync`.)
@@ -54,12 +68,14 @@ pub(crate) struct PtyMaster {
     io: AsyncFd<File>,
 }
 
+#[cfg(unix)]
 impl std::fmt::Debug for PtyMaster {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PtyMaster").finish_non_exhaustive()
     }
 }
 
+#[cfg(unix)]
 impl PtyMaster {
     pub(crate) fn resize(&self, size: TerminalSize) -> io::Result<()> {
         let master = self
@@ -97,6 +113,7 @@ impl PtyMaster {
 
 /// Allocates a terminal of `size` and starts `req` on it as the session leader with the
 /// terminal as its controlling terminal and as stdin, stdout and stderr.
+#[cfg(unix)]
 pub(crate) fn spawn_on_pty(
     req: &ExecRequest,
     size: TerminalSize,
@@ -155,5 +172,38 @@ pub(crate) fn spawn_on_pty(
             master: std::sync::Mutex::new(pair.master),
             io,
         },
+    ))
+}
+
+/// Windows has no terminal for a child yet: there is no master to hold.
+#[cfg(windows)]
+#[derive(Debug)]
+pub(crate) enum PtyMaster {}
+
+#[cfg(windows)]
+impl PtyMaster {
+    pub(crate) fn resize(&self, _size: TerminalSize) -> io::Result<()> {
+        match *self {}
+    }
+
+    pub(crate) async fn read(&self, _buf: &mut [u8]) -> io::Result<usize> {
+        match *self {}
+    }
+
+    pub(crate) async fn write_all(&self, _bytes: &[u8]) -> io::Result<()> {
+        match *self {}
+    }
+}
+
+/// A terminal was asked for on Windows: refused in words, nothing is started.
+#[cfg(windows)]
+pub(crate) fn spawn_on_pty(
+    req: &ExecRequest,
+    _size: TerminalSize,
+) -> Result<(tokio::process::Child, PtyMaster), SpawnError> {
+    Err(SpawnError::terminal(
+        req,
+        "Osprey does not run programs on a terminal (ConPTY) on Windows yet; start it \
+         without tty (pipes) instead",
     ))
 }

@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use std::process::Stdio;
 
 use crate::child_setup::ChildSetup;
-use crate::sys;
 
 /// One program to start, fully specified: nothing is inherited from Osprey's own
 /// environment or working directory.
@@ -78,13 +77,21 @@ impl ExecRequest {
 
     /// Applies what every spawn does with the request beyond program, arguments and
     /// streams: `argv[0]` and the child setup step.
+    ///
+    /// On Windows neither exists; [`ProcessTree::spawn`](crate::tree::ProcessTree::spawn)
+    /// refuses a request that carries them.
     pub(crate) fn apply_extras(&self, cmd: &mut tokio::process::Command) {
-        if let Some(arg0) = &self.arg0 {
-            cmd.arg0(arg0);
+        #[cfg(unix)]
+        {
+            if let Some(arg0) = &self.arg0 {
+                cmd.arg0(arg0);
+            }
+            if let Some(setup) = &self.child_setup {
+                setup.install(cmd);
+            }
         }
-        if let Some(setup) = &self.child_setup {
-            setup.install(cmd);
-        }
+        #[cfg(windows)]
+        let _ = cmd;
     }
 }
 
@@ -219,15 +226,49 @@ pub(crate) fn base_command(req: &ExecRequest) -> tokio::process::Command {
         reason = "osprey-process is the one crate that spawns processes"
     )]
     let mut cmd = tokio::process::Command::new(&req.program);
-    cmd.args(&req.args)
-        .current_dir(&req.cwd)
-        .env_clear()
-        .envs(&req.env);
+    #[cfg(windows)]
+    push_windows_args(&mut cmd, req);
+    #[cfg(not(windows))]
+    cmd.args(&req.args);
+    cmd.current_dir(&req.cwd).env_clear().envs(&req.env);
     cmd
 }
 
+/// Windows has no argv, only a command line each program splits itself. The standard
+/// library quotes arguments the way C programs split them, which is wrong for cmd.exe: it
+/// takes everything after `/c` (or `/k`) as one line of its own syntax, and `\"` means
+/// nothing to it. So for cmd the script after `/c` goes on the line verbatim, as
+/// `/s /c "SCRIPT"` — `/s` makes cmd strip exactly the outer quotes and run SCRIPT as
+/// written. The arguments before `/c` are quoted as usual.
+#[cfg(windows)]
+fn push_windows_args(cmd: &mut tokio::process::Command, req: &ExecRequest) {
+    match cmd_script_start(&req.program, &req.args) {
+        Some(at) => {
+            cmd.args(&req.args[..at]);
+            let script = req.args[at + 1..].join(" ");
+            cmd.raw_arg(format!("/s {} \"{script}\"", req.args[at]));
+        }
+        None => {
+            cmd.args(&req.args);
+        }
+    }
+}
+
+/// Where cmd's `/c` or `/k` is in `args` when `program` is cmd.exe.
+#[cfg(any(windows, test))]
+pub(crate) fn cmd_script_start(program: &str, args: &[String]) -> Option<usize> {
+    let name = program.rsplit(['\\', '/']).next().unwrap_or(program);
+    let name = name.to_ascii_lowercase();
+    if name != "cmd" && name != "cmd.exe" {
+        return None;
+    }
+    args.iter()
+        .position(|a| a.eq_ignore_ascii_case("/c") || a.eq_ignore_ascii_case("/k"))
+}
+
 /// Builds the OS command for `req`: cleared environment, explicit cwd, optional argv[0],
-/// its own session and process group, stdout/stderr piped.
+/// its own session and process group (on Windows: created suspended, to be put in a job
+/// object by [`ProcessTree::spawn`](crate::tree::ProcessTree::spawn)), stdout/stderr piped.
 pub(crate) fn command(req: &ExecRequest, stdin: Stdin) -> tokio::process::Command {
     let mut cmd = base_command(req);
     cmd.stdin(match stdin {
@@ -237,7 +278,10 @@ pub(crate) fn command(req: &ExecRequest, stdin: Stdin) -> tokio::process::Comman
     .stdout(Stdio::piped())
     .stderr(Stdio::piped())
     .kill_on_drop(true);
-    sys::start_in_new_session(&mut cmd, false);
+    #[cfg(unix)]
+    crate::sys::start_in_new_session(&mut cmd, false);
+    #[cfg(windows)]
+    cmd.creation_flags(crate::job::CREATION_FLAGS);
     req.apply_extras(&mut cmd);
     cmd
 }
@@ -246,6 +290,22 @@ pub(crate) fn command(req: &ExecRequest, stdin: Stdin) -> tokio::process::Comman
 mod tests {
     use super::*;
 
+    #[test]
+    fn cmd_scripts_are_found_after_slash_c() {
+        let args = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            cmd_script_start(
+                r"C:\Windows\System32\CMD.EXE",
+                &args(&["/d", "/C", "echo hi"])
+            ),
+            Some(1)
+        );
+        assert_eq!(cmd_script_start("cmd", &args(&["/k", "x"])), Some(0));
+        assert_eq!(cmd_script_start("cmd", &args(&["echo"])), None);
+        assert_eq!(cmd_script_start("bash", &args(&["/c", "x"])), None);
+    }
+
+    #[cfg(unix)]
     #[test]
     fn os_message_loses_its_number() {
         let err = io::Error::from_raw_os_error(libc::EACCES);

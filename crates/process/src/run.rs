@@ -1,7 +1,6 @@
 //! [`run_to_completion`]: start a command (optionally feeding it stdin), stream and cap its
 //! combined output, stop it (and everything it started) when its expiration fires.
 
-use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
@@ -10,7 +9,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use crate::expiration::{ExecExpiration, Expiry};
 use crate::output::{CappedOutput, HeadTailBuffer, OutputCaps, OutputSink};
 use crate::request::{self, ExecRequest, SpawnError, Stdin};
-use crate::sys;
+use crate::tree::ProcessTree;
 
 /// How long to keep reading after the command exited by itself. Pipes normally close at
 /// once; a background process that inherited them may keep them open forever, and it is
@@ -115,15 +114,12 @@ async fn run(
         Stdin::Null
     };
     let mut cmd = request::command(&req, stdin);
-    let mut child = cmd.spawn().map_err(|err| SpawnError::from_io(&req, err))?;
+    let (mut child, tree) = ProcessTree::spawn(&req, &mut cmd)?;
     drop(cmd);
     let mut feeding = input.is_some();
     let mut feed = std::pin::pin!(feed_stdin(child.stdin.take(), input.unwrap_or_default()));
-    let mut group = GroupGuard {
-        pgid: child.id(),
-        armed: true,
-    };
-    tracing::debug!(program = %req.program, pgid = ?group.pgid, "spawned");
+    let mut group = GroupGuard { tree, armed: true };
+    tracing::debug!(program = %req.program, pgid = ?group.tree.pid(), "spawned");
 
     let (Some(mut stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
         return Err(SpawnError::Os {
@@ -203,7 +199,7 @@ async fn run(
 
     Ok(ExecOutcome {
         exit_code: status.and_then(|s| s.code()),
-        signal: status.and_then(|s| s.signal()),
+        signal: status.and_then(crate::tree::signal_of),
         timed_out: expired == Some(Expiry::TimedOut),
         cancelled: expired == Some(Expiry::Cancelled),
         duration: start.elapsed(),
@@ -232,16 +228,14 @@ async fn sleep_until_opt(deadline: Option<tokio::time::Instant>) {
 /// Kills the child's process group when dropped while the leader is still unreaped, so
 /// an abandoned future leaves nothing running.
 struct GroupGuard {
-    pgid: Option<u32>,
+    tree: ProcessTree,
     armed: bool,
 }
 
 impl GroupGuard {
     fn kill(&self) {
-        if let Some(pgid) = self.pgid
-            && let Err(err) = sys::kill_process_group(pgid)
-        {
-            tracing::warn!(pgid, %err, "could not kill process group");
+        if let Err(err) = self.tree.kill() {
+            tracing::warn!(pgid = ?self.tree.pid(), %err, "could not kill process group");
         }
     }
 }

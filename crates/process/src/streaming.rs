@@ -18,7 +18,7 @@ use tokio::task::JoinHandle;
 use crate::interactive::ProcessExit;
 use crate::pty::{self, PtyMaster, TerminalSize};
 use crate::request::{self, ExecRequest, SpawnError, Stdin};
-use crate::sys;
+use crate::tree::ProcessTree;
 
 const READ_CHUNK: usize = 16 * 1024;
 /// Chunks in flight between the readers and the consumer (at most 1 MiB).
@@ -88,7 +88,7 @@ pub enum WriteOutcome {
 /// A running child reporting its output through a channel. Dropping it kills the
 /// process group.
 pub struct StreamingProcess {
-    pid: Option<u32>,
+    tree: ProcessTree,
     input: Input,
     tasks: Vec<JoinHandle<()>>,
 }
@@ -96,7 +96,7 @@ pub struct StreamingProcess {
 impl std::fmt::Debug for StreamingProcess {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StreamingProcess")
-            .field("pid", &self.pid)
+            .field("pid", &self.tree.pid())
             .finish_non_exhaustive()
     }
 }
@@ -113,11 +113,12 @@ impl StreamingProcess {
         })?;
         let (events, receiver) = mpsc::channel(CHANNEL_CHUNKS);
         let mut readers: Vec<JoinHandle<()>> = Vec::with_capacity(2);
-        let (mut child, input) = if options.tty {
+        let (mut child, tree, input) = if options.tty {
             let (child, master) = pty::spawn_on_pty(&req, options.size)?;
+            let (child, tree) = ProcessTree::adopt(&req, child)?;
             let master = Arc::new(master);
             readers.push(tokio::spawn(read_pty(events.clone(), Arc::clone(&master))));
-            (child, Input::Pty(master))
+            (child, tree, Input::Pty(master))
         } else {
             let stdin = if options.pipe_stdin {
                 Stdin::Piped
@@ -125,7 +126,7 @@ impl StreamingProcess {
                 Stdin::Null
             };
             let mut cmd = request::command(&req, stdin);
-            let mut child = cmd.spawn().map_err(|err| SpawnError::from_io(&req, err))?;
+            let (mut child, tree) = ProcessTree::spawn(&req, &mut cmd)?;
             drop(cmd);
             if let Some(out) = child.stdout.take() {
                 readers.push(tokio::spawn(read_pipe(
@@ -145,9 +146,8 @@ impl StreamingProcess {
                 Some(stdin) => Input::Pipe(tokio::sync::Mutex::new(Some(stdin))),
                 None => Input::None,
             };
-            (child, input)
+            (child, tree, input)
         };
-        let pid = child.id();
         let supervisor = tokio::spawn(async move {
             let exit = match child.wait().await {
                 Ok(status) => ProcessExit::from(status),
@@ -177,7 +177,7 @@ impl StreamingProcess {
         });
         Ok((
             Self {
-                pid,
+                tree,
                 input,
                 tasks: vec![supervisor],
             },
@@ -185,9 +185,9 @@ impl StreamingProcess {
         ))
     }
 
-    /// The process id, which is also its process group id.
+    /// The process id, which is also its process group id on Unix.
     pub fn pid(&self) -> Option<u32> {
-        self.pid
+        self.tree.pid()
     }
 
     /// Writes `bytes` to the child's stdin (or terminal), giving up after
@@ -226,26 +226,24 @@ impl StreamingProcess {
         }
     }
 
-    /// Sends `SIGINT` to the process group (Ctrl-C).
+    /// Sends `SIGINT` to the process group (Ctrl-C). On Windows: kills the job.
     pub fn interrupt(&self) {
-        self.signal(libc::SIGINT);
+        self.report("interrupt", self.tree.interrupt());
     }
 
-    /// Asks the process group to stop (`SIGTERM`).
+    /// Asks the process group to stop (`SIGTERM`). On Windows: kills the job.
     pub fn terminate(&self) {
-        self.signal(libc::SIGTERM);
+        self.report("terminate", self.tree.terminate());
     }
 
-    /// Kills the whole process group (`SIGKILL`).
+    /// Kills the whole process group (`SIGKILL`), or on Windows the whole job.
     pub fn kill(&self) {
-        self.signal(libc::SIGKILL);
+        self.report("kill", self.tree.kill());
     }
 
-    fn signal(&self, signal: libc::c_int) {
-        if let Some(pid) = self.pid
-            && let Err(err) = sys::signal_process_group(pid, signal)
-        {
-            tracing::warn!(pid, signal, %err, "could not signal a process group");
+    fn report(&self, what: &str, result: std::io::Result<()>) {
+        if let Err(err) = result {
+            tracing::warn!(pid = ?self.tree.pid(), what, %err, "could not signal a process tree");
         }
     }
 }
@@ -299,7 +297,7 @@ async fn read_pty(events: mpsc::Sender<StreamEvent>, master: Arc<PtyMaster>) {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

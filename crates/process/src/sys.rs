@@ -34,12 +34,6 @@ pub(crate) fn start_in_new_session(cmd: &mut tokio::process::Command, controllin
     }
 }
 
-/// Sends `SIGKILL` to every process in the group `pgid`. A group that no longer exists is
-/// not an error.
-pub(crate) fn kill_process_group(pgid: u32) -> io::Result<()> {
-    signal_process_group(pgid, libc::SIGKILL)
-}
-
 /// Sends `signal` to every process in the group `pgid`. A group that no longer exists is
 /// not an error.
 pub(crate) fn signal_process_group(pgid: u32, signal: libc::c_int) -> io::Result<()> {

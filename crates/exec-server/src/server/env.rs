@@ -7,11 +7,49 @@ use std::collections::{BTreeMap, HashMap};
 use super::RpcError;
 use crate::protocol::EnvPolicy;
 
-/// Variables kept by `inherit: "core"`.
+/// Variables kept by `inherit: "core"`; on Windows also those its programs cannot do
+/// without (`SystemRoot`, `COMSPEC`, `PATHEXT`, the profile folders), and names compare
+/// without regard to case there (`Path` is `PATH`).
 const CORE_VARIABLES: &[&str] = &[
     "HOME", "LOGNAME", "PATH", "SHELL", "USER", "USERNAME", "TMPDIR", "TEMP", "TMP", "LANG",
     "LC_ALL", "LC_CTYPE", "TERM",
 ];
+#[cfg(windows)]
+const WINDOWS_CORE_VARIABLES: &[&str] = &[
+    "SYSTEMROOT",
+    "SYSTEMDRIVE",
+    "WINDIR",
+    "COMSPEC",
+    "PATHEXT",
+    "USERPROFILE",
+    "APPDATA",
+    "LOCALAPPDATA",
+    "PROGRAMDATA",
+    "PROGRAMFILES",
+    "PROGRAMFILES(X86)",
+    "COMMONPROGRAMFILES",
+    "HOMEDRIVE",
+    "HOMEPATH",
+    "USERDOMAIN",
+    "COMPUTERNAME",
+    "NUMBER_OF_PROCESSORS",
+    "OS",
+    "PROCESSOR_ARCHITECTURE",
+    "PSMODULEPATH",
+];
+
+fn is_core(name: &str) -> bool {
+    #[cfg(windows)]
+    if WINDOWS_CORE_VARIABLES
+        .iter()
+        .any(|core| super::platform::same_env_name(core, name))
+    {
+        return true;
+    }
+    CORE_VARIABLES
+        .iter()
+        .any(|core| super::platform::same_env_name(core, name))
+}
 
 /// Dropped from the inherited set unless `ignoreDefaultExcludes`: names that look like
 /// credentials (case-insensitive).
@@ -37,7 +75,7 @@ pub(crate) fn child_environment(
             .iter()
             .filter(|(name, _)| match policy.inherit.as_deref() {
                 Some("none") => false,
-                Some("core") => CORE_VARIABLES.contains(&name.as_str()),
+                Some("core") => is_core(name),
                 _ => true,
             });
         for (name, value) in inherited {

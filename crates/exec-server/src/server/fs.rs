@@ -58,7 +58,7 @@ impl Roots {
         if let Some(name) = inside.components().find_map(|c| match c {
             Component::Normal(name) => osprey_sandboxing::PROTECTED_NAMES
                 .iter()
-                .find(|p| name == std::ffi::OsStr::new(p)),
+                .find(|p| super::platform::is_protected_name(name, p)),
             _ => None,
         }) {
             return Err(format!(
@@ -86,13 +86,14 @@ fn outside(path: &Path, what: &str, roots: &[PathBuf]) -> String {
 }
 
 /// The path with every existing ancestor's symlinks resolved; the part that does not
-/// exist yet is appended as written (it holds no `..`: URIs arrive normalised).
+/// exist yet is appended as written (it holds no `..`: URIs arrive normalised). On Windows
+/// a drive path reads `C:\x`, not `\\?\C:\x`, for roots and resolved paths alike.
 pub(crate) fn resolve(path: &Path) -> PathBuf {
     let mut existing = path.to_path_buf();
     let mut rest = Vec::new();
     loop {
         if let Ok(real) = std::fs::canonicalize(&existing) {
-            let mut out = real;
+            let mut out = super::platform::plain_path(real);
             out.extend(rest.iter().rev());
             return out;
         }
@@ -236,7 +237,7 @@ pub(crate) fn read_directory(path: &Path) -> Result<ReadDirectoryResponse, RpcEr
 }
 
 pub(crate) fn canonicalize(path: &Path) -> Result<CanonicalizeResponse, RpcError> {
-    let real = std::fs::canonicalize(path).map_err(fs_error)?;
+    let real = super::platform::plain_path(std::fs::canonicalize(path).map_err(fs_error)?);
     Ok(CanonicalizeResponse {
         path: uri::from_path(&real),
     })
@@ -413,7 +414,16 @@ fn copy_entry(source: &Path, target: &Path, meta: &std::fs::Metadata) -> Result<
     if meta.file_type().is_symlink() {
         let link = std::fs::read_link(source).map_err(fs_error)?;
         let _ = std::fs::remove_file(target);
+        #[cfg(unix)]
         return std::os::unix::fs::symlink(link, target).map_err(fs_error);
+        // Windows tells file links from folder links; a dangling one is taken as a file's.
+        #[cfg(windows)]
+        return if std::fs::metadata(source).is_ok_and(|m| m.is_dir()) {
+            std::os::windows::fs::symlink_dir(link, target)
+        } else {
+            std::os::windows::fs::symlink_file(link, target)
+        }
+        .map_err(fs_error);
     }
     if !meta.is_file() {
         return Err(RpcError::fs(format!(
@@ -468,6 +478,7 @@ mod tests {
         }
     }
 
+    #[cfg(unix)]
     #[test]
     fn writes_outside_the_roots_are_refused_even_through_a_symlink() {
         let dir = tempfile::tempdir().unwrap();
@@ -514,6 +525,7 @@ mod tests {
         assert!(walk(&open_roots(), base, &tight).unwrap().truncated);
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_symlink_loop_is_walked_once() {
         let dir = tempfile::tempdir().unwrap();
@@ -530,6 +542,7 @@ mod tests {
         assert_eq!(got.entries.len(), 1, "{got:?}");
     }
 
+    #[cfg(unix)]
     #[test]
     fn atomic_write_keeps_the_mode_and_leaves_no_temp_file() {
         use std::os::unix::fs::PermissionsExt;

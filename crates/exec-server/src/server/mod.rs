@@ -4,6 +4,7 @@
 mod connection;
 mod env;
 pub(crate) mod fs;
+mod platform;
 mod processes;
 
 use std::collections::{BTreeMap, HashMap};
@@ -15,8 +16,9 @@ use serde_json::Value;
 
 pub use connection::{OUTGOING_QUEUE, serve_lines};
 pub use fs::Roots;
+pub(crate) use platform::home_dir;
 
-use crate::protocol::{EnvironmentInfo, ShellInfo, code};
+use crate::protocol::{EnvironmentInfo, code};
 use crate::uri;
 
 /// Everything the server decides for itself, whatever a client asks.
@@ -49,6 +51,7 @@ impl ServerConfig {
         request: ExecRequest,
         cwd: &Path,
     ) -> Result<(ExecRequest, &'static str), RpcError> {
+        platform::refuse_unconfinable(&self.sandbox)?;
         if matches!(self.sandbox, SandboxPolicy::DangerFullAccess) {
             return Ok((request, "none"));
         }
@@ -96,20 +99,9 @@ impl ServerConfig {
 
     /// What `initialize` and `environment/info` report.
     pub fn environment_info(&self) -> EnvironmentInfo {
-        let shell_path = self
-            .base_env
-            .get("SHELL")
-            .cloned()
-            .unwrap_or_else(|| "/bin/sh".to_owned());
-        let shell_name = Path::new(&shell_path)
-            .file_name()
-            .map_or_else(|| "sh".to_owned(), |n| n.to_string_lossy().into_owned());
         let temp = std::env::temp_dir();
         EnvironmentInfo {
-            shell: Some(ShellInfo {
-                name: shell_name,
-                path: shell_path,
-            }),
+            shell: Some(platform::default_shell(&self.base_env)),
             executor_version: Some(self.version.clone()),
             cwd: Some(uri::from_path(&self.cwd)),
             user_home_dir: self.home.as_deref().map(uri::from_path),

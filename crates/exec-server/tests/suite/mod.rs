@@ -5,3 +5,4 @@ mod lifecycle;
 mod netns;
 mod processes;
 mod transports;
+mod wine;
