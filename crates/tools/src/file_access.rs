@@ -19,8 +19,14 @@
 //! Symlinks are never followed by [`FileAccess::read_dir`] or [`FileAccess::walk`]: they come
 //! back as [`EntryKind::Symlink`], as the local tools have always shown them.
 //!
-//! Implementations are called from several threads at once (`grep_files_in` reads files in
-//! parallel), hence `Send + Sync`.
+//! Implementations are called from several threads at once, including threads the caller
+//! did not create (`grep_files_in` reads files on a few scoped threads), hence `Send + Sync`:
+//! an implementation that blocks on an async client should hold its runtime handle rather
+//! than look one up from the current thread.
+//!
+//! Paths are passed as the model wrote them once made absolute, so they may hold `.` or `..`
+//! components; an implementation whose transport refuses those (an exec server does) should
+//! resolve them lexically before sending.
 
 use std::ffi::OsString;
 use std::fs;
@@ -39,7 +45,7 @@ pub struct FileMeta {
     pub is_symlink: bool,
     /// Size in bytes of what the path points at.
     pub len: u64,
-    /// Last modification time, when known.
+    /// Last modification time, when known (an exec server's `modifiedAtMs: 0` is unknown).
     pub modified: Option<SystemTime>,
 }
 
