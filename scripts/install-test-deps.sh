@@ -20,6 +20,15 @@ if ! command -v bwrap >/dev/null 2>&1; then
   fi
 fi
 
+# The Windows exec server's test under Wine (crates/exec-server/tests/suite/wine.rs): the
+# mingw cross compiler and Wine (Debian packages) and Rust's x86_64-pc-windows-gnu target.
+# scripts/test.sh then builds osprey-exec-server.exe; the test must run once these are here.
+if bash "$root/scripts/wine-exec-server.sh" deps; then
+  echo "export OSPREY_REQUIRE_WINE=1"
+else
+  echo "install-test-deps: could not install wine64, gcc-mingw-w64-x86-64 or the x86_64-pc-windows-gnu target; the Wine test will be skipped" >&2
+fi
+
 mkdir -p "$npm_dir"
 if [ ! -f "$npm_dir/.installed-$CODEX_VERSION-$CODEX_SDK_VERSION" ]; then
   (cd "$npm_dir" && npm install --no-audit --no-fund --loglevel=error --prefix . \

@@ -19,4 +19,9 @@ else
 fi
 
 cargo build --workspace --bins
+# The Windows exec server for the Wine test (docs/windows.md).
+if [ "${OSPREY_REQUIRE_WINE:-}" = 1 ]; then
+  bash scripts/wine-exec-server.sh build >/dev/null
+  echo "Windows build: osprey-exec-server.exe built for the Wine test"
+fi
 cargo nextest run --workspace --no-fail-fast "$@"
