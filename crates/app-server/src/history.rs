@@ -205,6 +205,15 @@ pub fn sort_newest_first(sessions: &mut [SessionSummary]) {
     sessions.sort_by_key(|s| std::cmp::Reverse(key(s)));
 }
 
+/// Sorts by when the session file last changed, most recent first (`sortKey:
+/// "updated_at"`); sessions of the same instant keep their creation order.
+pub fn sort_recently_updated_first(sessions: &mut [SessionSummary]) {
+    sort_newest_first(sessions);
+    sessions.sort_by_cached_key(|s| {
+        std::cmp::Reverse(std::fs::metadata(&s.path).and_then(|m| m.modified()).ok())
+    });
+}
+
 /// The archived threads (session files under `archived_sessions/`).
 pub fn list_archived(home: &Path) -> Vec<SessionSummary> {
     let Ok(entries) = std::fs::read_dir(archived_dir(home)) else {

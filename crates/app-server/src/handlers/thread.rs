@@ -306,7 +306,15 @@ pub(crate) fn list(server: &Server, params: wire::ThreadListParams) -> Reply {
                     .is_some_and(|m| m.to_lowercase().contains(term))
             })
     });
-    history::sort_newest_first(&mut sessions);
+    match params.sort_key.as_deref() {
+        None | Some("created_at") => history::sort_newest_first(&mut sessions),
+        Some("updated_at") => history::sort_recently_updated_first(&mut sessions),
+        Some(other) => {
+            return Err(format!(
+                "Invalid request: unknown variant `{other}`, expected `created_at` or `updated_at`"
+            ));
+        }
+    }
     if params.sort_direction.as_deref() == Some("asc") {
         sessions.reverse();
     }

@@ -6,6 +6,7 @@ mod mcp_status;
 mod python_client;
 mod schema;
 mod subagents;
+mod thread_sort;
 mod threads;
 mod transports;
 mod turns;
