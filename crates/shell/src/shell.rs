@@ -12,6 +12,8 @@ pub enum ShellKind {
     /// `sh` and other POSIX shells that take `-c` and `-l` (dash, ash, ksh…).
     Sh,
     PowerShell,
+    /// Windows' cmd.exe: a script goes after `/c`.
+    Cmd,
     /// Anything else (fish, tcsh, nu…): run with `-c`, never as a login shell.
     Other,
 }
@@ -33,6 +35,7 @@ impl ShellKind {
             "sh" | "dash" | "ash" | "ksh" | "ksh93" | "mksh" | "lksh" | "oksh" | "yash"
             | "posh" => ShellKind::Sh,
             "pwsh" | "powershell" | "pwsh-preview" => ShellKind::PowerShell,
+            "cmd" => ShellKind::Cmd,
             _ => ShellKind::Other,
         }
     }
@@ -68,7 +71,9 @@ impl Shell {
 
     /// The argv that runs `script` with this shell: `[path, "-lc", script]` (or `-c` when
     /// `login` is false) for POSIX shells, `[path, "-NoProfile", "-Command", script]` for
-    /// PowerShell (which has no login mode), `[path, "-c", script]` for other shells.
+    /// PowerShell (which has no login mode), `[path, "/c", script]` for cmd.exe (Osprey's
+    /// process crate passes the script to cmd verbatim), `[path, "-c", script]` for other
+    /// shells.
     pub fn derive_exec_args(&self, script: &str, login: bool) -> Vec<String> {
         let path = self.path.to_string_lossy().into_owned();
         match self.kind {
@@ -82,6 +87,7 @@ impl Shell {
                 "-Command".to_string(),
                 script.to_string(),
             ],
+            ShellKind::Cmd => vec![path, "/c".to_string(), script.to_string()],
             ShellKind::Other => vec![path, "-c".to_string(), script.to_string()],
         }
     }
@@ -137,7 +143,27 @@ fn is_executable_file(path: &Path) -> bool {
 }
 
 /// The user's login shell: `$SHELL` when set to an absolute path, else the shell in the
+/// user's password-database entry, else `/bin/sh`. On Windows: PowerShell when it is on the
+/// `PATH` (`pwsh.exe`, then `powershell.exe`), else `COMSPEC` (cmd.exe) — never a POSIX
+/// shell.
+#[cfg(windows)]
+pub fn default_user_shell() -> Shell {
+    let path_var = std::env::var_os("PATH");
+    for name in ["pwsh.exe", "powershell.exe"] {
+        if let Ok(shell) = Shell::from_name_or_path_in(name, path_var.as_deref()) {
+            return shell;
+        }
+    }
+    let comspec = std::env::var_os("COMSPEC")
+        .map(PathBuf::from)
+        .filter(|path| path.is_absolute())
+        .unwrap_or_else(|| PathBuf::from(r"C:\Windows\System32\cmd.exe"));
+    Shell::new(comspec)
+}
+
+/// The user's login shell: `$SHELL` when set to an absolute path, else the shell in the
 /// user's password-database entry, else `/bin/sh`.
+#[cfg(not(windows))]
 pub fn default_user_shell() -> Shell {
     let from_env = std::env::var_os("SHELL")
         .map(PathBuf::from)
@@ -204,6 +230,18 @@ mod tests {
 
     fn strings(items: &[&str]) -> Vec<String> {
         items.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn cmd_takes_its_script_after_slash_c() {
+        for path in [r"C:\Windows\System32\cmd.exe", "CMD.EXE", "cmd"] {
+            let shell = Shell::new(path);
+            assert_eq!(shell.kind, ShellKind::Cmd, "{path}");
+            assert_eq!(
+                shell.derive_exec_args("echo hi & ver", true),
+                strings(&[path, "/c", "echo hi & ver"])
+            );
+        }
     }
 
     #[test]
