@@ -218,7 +218,7 @@ fn passwd_shell() -> Option<PathBuf> {
     }
 }
 
-#[cfg(not(unix))]
+#[cfg(not(any(unix, windows)))]
 fn passwd_shell() -> Option<PathBuf> {
     None
 }
