@@ -355,6 +355,37 @@ async fn the_windows_server_under_wine_runs_cmd_kills_job_trees_keeps_crlf_and_r
     );
     assert_eq!(done.exit_code, Some(3));
 
+    // A stdin pipe reaches the process (cmd's own flag before /c kept as an argument).
+    let events = client.watch_process("p5");
+    client
+        .call_value(
+            method::PROCESS_START,
+            json!({
+                "processId": "p5",
+                "argv": [shell.path, "/v:on", "/c", "set /p line=& echo got:!line!"],
+                "cwd": root_uri,
+                "env": {},
+                "envPolicy": {"inherit": "all"},
+                "tty": false,
+                "pipeStdin": true,
+            }),
+            Duration::ZERO,
+        )
+        .await
+        .unwrap();
+    let written = client
+        .call_value(
+            method::PROCESS_WRITE,
+            json!({"processId": "p5", "chunk": BASE64.encode(b"hello\r\n"), "writeId": "w1"}),
+            Duration::ZERO,
+        )
+        .await
+        .unwrap();
+    assert_eq!(written["status"], json!("accepted"));
+    let done = collect(events).await;
+    assert!(done.stdout.contains("got:hello"), "{:?}", done.stdout);
+    assert_eq!(done.exit_code, Some(0));
+
     // process/terminate ends the whole job: the grandchild started with `start /b` never
     // writes its file.
     let events = client.watch_process("p2");
