@@ -1,4 +1,5 @@
-//! Logging for the server subcommands (`app-server`, `mcp-server`, `exec-server`): to
+//! Logging for the server subcommands (`app-server`, `mcp-server`, `exec-server`, and
+//! `exec` when `RUST_LOG` is set): to
 //! stderr, since stdout carries their protocol, at the level `RUST_LOG` chooses (`warn`
 //! by default). Set up here, in the binary, so library crates never install a global
 //! subscriber of their own.

@@ -111,7 +111,13 @@ fn run_command(command: Command) -> i32 {
             VERSION,
             vec![osprey_local_model::LocalModelProvider::shared()],
         )),
-        Command::Exec(exec) => entry::block_on(osprey_exec::run_main(*exec, VERSION)),
+        Command::Exec(exec) => {
+            // Its stderr is the human transcript: logs only when asked for.
+            if std::env::var_os("RUST_LOG").is_some() {
+                logging::to_stderr();
+            }
+            entry::block_on(osprey_exec::run_main(*exec, VERSION))
+        }
         Command::Execpolicy {
             command: ExecpolicyCommand::Check { args },
         } => commands::execpolicy::run(&args, &mut std::io::stdout(), &mut std::io::stderr()),

@@ -20,6 +20,7 @@ pub const VIEW_IMAGE_TOOL: &str = "view_image_tool";
 pub const WEB_SEARCH_REQUEST: &str = "web_search_request";
 pub const EXEC_POLICY: &str = "exec_policy";
 pub const MULTI_AGENT: &str = "multi_agent";
+pub const EXEC_SERVER_DISCOVERY_V2: &str = "exec_server_discovery_v2";
 
 /// Every feature Osprey knows, with its default.
 pub const FEATURES: &[FeatureSpec] = &[
@@ -61,6 +62,13 @@ pub const FEATURES: &[FeatureSpec] = &[
         description: "Offer the collaboration tools (`spawn_agent`, `send_input`, \
                       `wait_agent`, `close_agent`, `resume_agent`) in the standard tool \
                       profile (never in the local model's).",
+    },
+    FeatureSpec {
+        name: EXEC_SERVER_DISCOVERY_V2,
+        default: true,
+        description: "With a remote environment, ask its exec server for its inventory with \
+                      `capabilities/discoverV2` when it advertises it and is 0.164.0 or newer; \
+                      when off, always probe with fs calls (V1).",
     },
 ];
 
@@ -142,6 +150,10 @@ impl Features {
 
     pub fn multi_agent(&self) -> bool {
         self.is_enabled(MULTI_AGENT)
+    }
+
+    pub fn exec_server_discovery_v2(&self) -> bool {
+        self.is_enabled(EXEC_SERVER_DISCOVERY_V2)
     }
 }
 

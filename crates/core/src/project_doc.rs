@@ -11,6 +11,31 @@ use std::path::{Path, PathBuf};
 pub const DEFAULT_FILENAME: &str = "AGENTS.md";
 pub const OVERRIDE_FILENAME: &str = "AGENTS.override.md";
 
+/// Where the project's files are read: this machine, or an exec server's (the global
+/// file in `$OSPREY_HOME` is always read here).
+pub trait DocFiles {
+    /// Whether something (a file or a directory) is at `path`.
+    fn exists(&self, path: &Path) -> bool;
+    /// The bytes of the regular file at `path`; `None` when it is not one or unreadable.
+    fn read_file(&self, path: &Path) -> Option<Vec<u8>>;
+}
+
+/// This machine's files.
+pub struct LocalDocFiles;
+
+impl DocFiles for LocalDocFiles {
+    fn exists(&self, path: &Path) -> bool {
+        path.exists()
+    }
+
+    fn read_file(&self, path: &Path) -> Option<Vec<u8>> {
+        if !path.is_file() {
+            return None;
+        }
+        std::fs::read(path).ok()
+    }
+}
+
 /// The instructions found, ready for the model, or `None` when there are none.
 pub fn load_project_instructions(
     home: &Path,
@@ -18,12 +43,23 @@ pub fn load_project_instructions(
     fallback_names: &[String],
     max_bytes: usize,
 ) -> Option<String> {
+    load_project_instructions_in(&LocalDocFiles, home, cwd, fallback_names, max_bytes)
+}
+
+/// As [`load_project_instructions`], with the project's files read through `project`.
+pub fn load_project_instructions_in(
+    project: &dyn DocFiles,
+    home: &Path,
+    cwd: &Path,
+    fallback_names: &[String],
+    max_bytes: usize,
+) -> Option<String> {
     let mut parts: Vec<String> = Vec::new();
-    if let Some(text) = read_doc_in(home, &[]) {
+    if let Some(text) = read_doc_in(&LocalDocFiles, home, &[]) {
         parts.push(text);
     }
-    for dir in directories_root_to_cwd(cwd) {
-        if let Some(text) = read_doc_in(&dir, fallback_names) {
+    for dir in directories_root_to_cwd(project, cwd) {
+        if let Some(text) = read_doc_in(project, &dir, fallback_names) {
             parts.push(text);
         }
     }
@@ -52,16 +88,14 @@ pub fn instructions_message(cwd: &Path, instructions: &str) -> String {
     )
 }
 
-fn read_doc_in(dir: &Path, fallback_names: &[String]) -> Option<String> {
+fn read_doc_in(files: &dyn DocFiles, dir: &Path, fallback_names: &[String]) -> Option<String> {
     let names = [OVERRIDE_FILENAME, DEFAULT_FILENAME]
         .into_iter()
         .map(str::to_string)
         .chain(fallback_names.iter().cloned());
     for name in names {
         let path = dir.join(&name);
-        if path.is_file()
-            && let Ok(bytes) = std::fs::read(&path)
-        {
+        if let Some(bytes) = files.read_file(&path) {
             let text = String::from_utf8_lossy(&bytes).trim().to_string();
             if !text.is_empty() {
                 return Some(text);
@@ -73,8 +107,8 @@ fn read_doc_in(dir: &Path, fallback_names: &[String]) -> Option<String> {
 
 /// The project root (nearest ancestor with `.git`) and every directory below it down to
 /// `cwd`, root first. Without a repository, just `cwd`.
-fn directories_root_to_cwd(cwd: &Path) -> Vec<PathBuf> {
-    let root = cwd.ancestors().find(|d| d.join(".git").exists());
+fn directories_root_to_cwd(files: &dyn DocFiles, cwd: &Path) -> Vec<PathBuf> {
+    let root = cwd.ancestors().find(|d| files.exists(&d.join(".git")));
     match root {
         None => vec![cwd.to_path_buf()],
         Some(root) => {

@@ -467,6 +467,7 @@ impl Shared {
         let environment = ToolEnvironment::for_thread(&config, &self.env)
             .await
             .map_err(CoreError::Invalid)?;
+        let remote_instructions = remote_project_instructions(&environment, &config).await;
         let (thread_mcp, mcp_warnings) = self.start_mcp(&config).await;
         let mcp = Arc::clone(&thread_mcp.manager);
         init.warnings.extend(mcp_warnings);
@@ -551,6 +552,7 @@ impl Shared {
             mcp,
             base_instructions: init.base_instructions,
             shell_name,
+            remote_instructions,
             history: Mutex::new(init.history),
             settings: Mutex::new(settings),
             total_usage: Mutex::new(TokenUsage::default()),
@@ -626,4 +628,24 @@ fn op_name(op: &Op) -> String {
         .ok()
         .and_then(|value| value.get("type")?.as_str().map(str::to_string))
         .unwrap_or_else(|| "this operation".to_string())
+}
+
+/// AGENTS.md on the exec server's side of a remote thread (off the runtime: one fs call per
+/// probe). `None` for a local thread or when there are none.
+async fn remote_project_instructions(
+    environment: &ToolEnvironment,
+    config: &Config,
+) -> Option<String> {
+    let remote = environment.remote()?;
+    let files = crate::environment::remote_files::RemoteFiles::new(Arc::clone(remote));
+    let cwd = remote.cwd().clone();
+    let home = config.osprey_home.clone();
+    let fallback = config.project_doc_fallback_filenames.clone();
+    let max_bytes = config.project_doc_max_bytes;
+    tokio::task::spawn_blocking(move || {
+        crate::project_doc::load_project_instructions_in(&files, &home, &cwd, &fallback, max_bytes)
+    })
+    .await
+    .ok()
+    .flatten()
 }

@@ -23,11 +23,23 @@ pub fn osprey(home: &TempHome, cwd: &Path, args: &[&str], stdin: &str) -> Output
 
 /// Runs `osprey <args>` on a blocking thread so the mock server keeps serving.
 pub async fn osprey_async(home: &TempHome, cwd: &Path, args: &[&str], stdin: &str) -> Output {
-    let env: Vec<(String, std::ffi::OsString)> = home
+    osprey_async_with(home, cwd, args, stdin, &[]).await
+}
+
+/// As [`osprey_async`], with `extra` variables set as well (`RUST_LOG`, say).
+pub async fn osprey_async_with(
+    home: &TempHome,
+    cwd: &Path,
+    args: &[&str],
+    stdin: &str,
+    extra: &[(&str, &str)],
+) -> Output {
+    let mut env: Vec<(String, std::ffi::OsString)> = home
         .env()
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
+    env.extend(extra.iter().map(|(k, v)| ((*k).to_owned(), (*v).into())));
     let home_path = home.path().to_path_buf();
     let cwd = cwd.to_path_buf();
     let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();

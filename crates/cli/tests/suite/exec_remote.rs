@@ -55,6 +55,41 @@ fn toml_string(text: &str) -> String {
     serde_json::to_string(text).unwrap()
 }
 
+/// A home whose `dev` environment is an exec server in a mount namespace of its own, where
+/// `shown` (empty on this machine) holds a copy of `staged`'s files; `staged` is emptied
+/// once the copy is made. Whatever the agent then finds under `shown` it can only have
+/// read through the server: nothing on this side has those files.
+fn home_with_hidden_environment(server: &MockModelServer, staged: &Path, shown: &Path) -> TempHome {
+    let home = TempHome::for_server(server, WireApi::Responses);
+    home.write_config("tools.shell_type = \"shell_command\"\n");
+    let osprey = workspace_binary("osprey");
+    let script = r#"set -e
+mount -t tmpfs tmpfs "$1"
+cp -a "$2"/. "$1"/
+find "$2" -mindepth 1 -delete
+cd "$1"
+exec "$3" exec-server --listen stdio --root "$1" --sandbox danger-full-access"#;
+    let args = [
+        "--user",
+        "--map-root-user",
+        "--mount",
+        "sh",
+        "-c",
+        script,
+        "hidden-server",
+        &shown.display().to_string(),
+        &staged.display().to_string(),
+        &osprey.display().to_string(),
+    ]
+    .map(str::to_owned);
+    let file = format!(
+        "[[environments]]\nid = \"dev\"\nprogram = \"unshare\"\nargs = {args}\n",
+        args = serde_json::to_string(&args).unwrap(),
+    );
+    std::fs::write(home.path().join("environments.toml"), file).unwrap();
+    home
+}
+
 async fn run(home: &TempHome, local: &Path, prompt: &str) -> std::process::Output {
     osprey_async(
         home,
@@ -201,7 +236,13 @@ async fn a_server_lost_mid_command_is_reported_and_the_next_call_reconnects() {
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let requests = server.requests();
     let first = requests[1].output_for("call_1").unwrap();
-    assert!(first.contains("dropped while the command ran"), "{first}");
+    // The server may die before or after it answers process/start: either way the model
+    // hears that the connection went and the command's fate is unknown.
+    assert!(
+        first.contains("the connection to the exec server of environment `dev`"),
+        "{first}"
+    );
+    assert!(first.contains("is unknown"), "{first}");
     let second = requests[2].output_for("call_2").unwrap();
     assert!(
         second.contains("back"),
@@ -310,5 +351,219 @@ async fn a_patch_outside_the_servers_roots_is_refused_there() {
         !target.exists(),
         "the server refused the write outside its roots"
     );
+    server.verify();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agents_md_comes_from_the_servers_side() {
+    let staged = tempfile::tempdir().unwrap();
+    let shown = tempfile::tempdir().unwrap();
+    let local = temp_git_repo();
+    std::fs::create_dir(staged.path().join(".git")).unwrap();
+    std::fs::create_dir(staged.path().join("sub")).unwrap();
+    std::fs::write(staged.path().join("AGENTS.md"), "remote root rules").unwrap();
+    std::fs::write(staged.path().join("sub/AGENTS.md"), "remote sub rules").unwrap();
+    std::fs::write(local.path().join("AGENTS.md"), "local rules").unwrap();
+    let server = MockModelServer::start(vec![answer("Read them.")]).await;
+    // Only the server's mount namespace has these files.
+    let home = home_with_hidden_environment(&server, staged.path(), shown.path());
+    let sub = shown.path().join("sub").display().to_string();
+    let out = osprey_async(
+        &home,
+        local.path(),
+        &[
+            "exec",
+            "--json",
+            "--environment",
+            "dev",
+            "--environment-cwd",
+            &sub,
+            "hi",
+        ],
+        "",
+    )
+    .await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let texts = server.requests()[0].user_texts().join("\n");
+    let root = texts
+        .find("remote root rules")
+        .expect("the remote root's AGENTS.md");
+    let nested = texts
+        .find("remote sub rules")
+        .expect("the remote cwd's AGENTS.md");
+    assert!(root < nested, "root first: {texts}");
+    assert!(!texts.contains("local rules"), "{texts}");
+    assert!(texts.contains(&format!("<cwd>{sub}</cwd>")), "{texts}");
+    server.verify();
+}
+
+/// The reference Codex CLI (`OSPREY_CODEX_BIN`), when the test dependencies are installed.
+fn codex_bin() -> Option<String> {
+    match std::env::var("OSPREY_CODEX_BIN") {
+        Ok(bin) => Some(bin),
+        Err(_) if std::env::var("OSPREY_REQUIRE_REFERENCE").as_deref() == Ok("1") => {
+            panic!("OSPREY_REQUIRE_REFERENCE=1 but OSPREY_CODEX_BIN is not set")
+        }
+        Err(_) => {
+            eprintln!("skipped: set OSPREY_CODEX_BIN to run against codex exec-server");
+            None
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_works_through_codexs_exec_server() {
+    let Some(codex) = codex_bin() else {
+        return;
+    };
+    let remote = tempfile::tempdir().unwrap();
+    let remote_dir = remote.path().canonicalize().unwrap();
+    let codex_home = tempfile::tempdir().unwrap();
+    let local = temp_git_repo();
+    std::fs::write(remote_dir.join("notes.txt"), "old\r\nline\r\n").unwrap();
+    let server = MockModelServer::start(vec![
+        call(
+            "call_1",
+            "shell_command",
+            json!({"command": "echo via-codex > made.txt; cat made.txt"}),
+        ),
+        patch(
+            "call_2",
+            "*** Begin Patch\n*** Update File: notes.txt\n@@\n-old\n+new\n*** End Patch\n",
+        ),
+        answer("Done."),
+    ])
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    home.write_config("tools.shell_type = \"shell_command\"\nsandbox_mode = \"workspace-write\"\n");
+    let file = format!(
+        "[[environments]]\nid = \"codex\"\nprogram = {program}\nargs = [\"exec-server\", \"--listen\", \"stdio\"]\ncwd = {cwd}\nenv = {{ CODEX_HOME = {codex_home} }}\n",
+        program = toml_string(&codex),
+        cwd = toml_string(&remote_dir.display().to_string()),
+        codex_home = toml_string(&codex_home.path().display().to_string()),
+    );
+    std::fs::write(home.path().join("environments.toml"), file).unwrap();
+    let out = osprey_async_with(
+        &home,
+        local.path(),
+        &["exec", "--json", "--environment", "codex", "go"],
+        "",
+        &[("RUST_LOG", "osprey_core=info")],
+    )
+    .await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let requests = server.requests();
+    let first = requests[1].output_for("call_1").unwrap();
+    assert!(first.contains("via-codex"), "{first}");
+    let second = requests[2].output_for("call_2").unwrap();
+    assert!(second.contains("Success."), "{second}");
+    assert_eq!(
+        std::fs::read_to_string(remote_dir.join("made.txt")).unwrap(),
+        "via-codex\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(remote_dir.join("notes.txt")).unwrap(),
+        "new\r\nline\r\n"
+    );
+    // Codex 0.171 advertises V2 discovery and is past the 0.164.0 gate.
+    let err = stderr(&out);
+    assert!(err.contains("capability discovery: V2"), "{err}");
+    server.verify();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn osprey_s_own_server_is_probed_with_fs_calls() {
+    let remote = tempfile::tempdir().unwrap();
+    let local = temp_git_repo();
+    let server = MockModelServer::start(vec![answer("Hi.")]).await;
+    let home = home_with_environment(&server, remote.path(), &[], false);
+    let out = osprey_async_with(
+        &home,
+        local.path(),
+        &["exec", "--environment", "dev", "hi"],
+        "",
+        &[("RUST_LOG", "osprey_core=info")],
+    )
+    .await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let err = stderr(&out);
+    // Osprey reports its own version (0.x), older than the V2 gate's 0.164.0.
+    assert!(err.contains("capability discovery: V1"), "{err}");
+    server.verify();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_file_tools_read_the_servers_files() {
+    let staged = tempfile::tempdir().unwrap();
+    let shown = tempfile::tempdir().unwrap();
+    let local = temp_git_repo();
+    let dir = staged.path();
+    std::fs::create_dir(dir.join(".git")).unwrap();
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("src/lib.rs"), "fn one() {}\nfn needle() {}\n").unwrap();
+    std::fs::write(dir.join("ignored.rs"), "fn needle() {}\n").unwrap();
+    std::fs::write(dir.join(".gitignore"), "ignored.rs\n").unwrap();
+    // A 1x1 PNG.
+    let png = [
+        0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44,
+        0x52, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f,
+        0x15, 0xc4, 0x89, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0xf8,
+        0xcf, 0xc0, 0xf0, 0x1f, 0x00, 0x05, 0x00, 0x01, 0xff, 0x89, 0x99, 0x3d, 0x1d, 0x00, 0x00,
+        0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+    ];
+    std::fs::write(dir.join("dot.png"), png).unwrap();
+    let dir = shown.path();
+    let lib = dir.join("src/lib.rs").display().to_string();
+    let server = MockModelServer::start(vec![
+        call(
+            "call_1",
+            "read_file",
+            json!({"file_path": lib, "offset": 2, "limit": 1}),
+        ),
+        call(
+            "call_2",
+            "list_dir",
+            json!({"dir_path": dir.display().to_string(), "depth": 2}),
+        ),
+        call(
+            "call_3",
+            "grep_files",
+            json!({"pattern": "needle", "path": dir.display().to_string()}),
+        ),
+        call("call_4", "view_image", json!({"path": "dot.png"})),
+        call(
+            "call_5",
+            "read_file",
+            json!({"file_path": dir.join("missing.rs").display().to_string()}),
+        ),
+        answer("Read."),
+    ])
+    .await;
+    let home = home_with_hidden_environment(&server, staged.path(), dir);
+    home.write_config(
+        "tools.read_file = true\ntools.list_dir = true\ntools.grep_files = true\ntools.view_image = true\n",
+    );
+    let out = run(&home, local.path(), "look").await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let requests = server.requests();
+    let read = requests[1].output_for("call_1").unwrap();
+    assert!(read.contains("fn needle() {}"), "{read}");
+    assert!(!read.contains("fn one"), "{read}");
+    let listing = requests[2].output_for("call_2").unwrap();
+    assert!(listing.contains("lib.rs"), "{listing}");
+    assert!(listing.contains("dot.png"), "{listing}");
+    let grep = requests[3].output_for("call_3").unwrap();
+    assert!(grep.contains("src/lib.rs"), "{grep}");
+    assert!(
+        !grep.contains("ignored.rs"),
+        ".gitignore holds on the server too: {grep}"
+    );
+    let image = requests[4].output_for("call_4").unwrap();
+    assert!(image.contains("1x1"), "{image}");
+    let missing = requests[5].output_for("call_5").unwrap();
+    assert!(missing.contains("missing.rs"), "{missing}");
+    // None of it was ever on this side.
+    assert_eq!(std::fs::read_dir(dir).unwrap().count(), 0);
+    assert_eq!(std::fs::read_dir(staged.path()).unwrap().count(), 0);
     server.verify();
 }

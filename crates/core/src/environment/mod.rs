@@ -61,8 +61,14 @@ impl ToolEnvironment {
         let Some(spec) = environments.get(&id)? else {
             return Ok(Self::Local);
         };
-        let remote =
-            RemoteEnvironment::connect(spec.clone(), env.clone(), config.cwd.clone(), cwd).await?;
+        let remote = RemoteEnvironment::connect(
+            spec.clone(),
+            env.clone(),
+            config.cwd.clone(),
+            cwd,
+            config.features.exec_server_discovery_v2(),
+        )
+        .await?;
         Ok(Self::Remote(Arc::new(remote)))
     }
 

@@ -8,7 +8,8 @@
 
 use osprey_exec_server::client::{ClientError, ExecServerClient};
 use osprey_exec_server::environments::Environment;
-use osprey_exec_server::protocol::EnvironmentInfo;
+use osprey_exec_server::protocol::{DiscoverV2Params, DiscoverV2Response, EnvironmentInfo, method};
+use osprey_exec_server::version_gate::Discovery;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::collections::HashMap;
@@ -38,6 +39,8 @@ pub struct RemoteEnvironment {
     info: EnvironmentInfo,
     /// The working directory tools use there.
     cwd: PathBuf,
+    /// Whether V2 capability discovery may be used (`features.exec_server_discovery_v2`).
+    discovery_v2: bool,
 }
 
 impl std::fmt::Debug for RemoteEnvironment {
@@ -57,6 +60,7 @@ impl RemoteEnvironment {
         launch_env: HashMap<String, String>,
         launch_cwd: PathBuf,
         cwd: Option<PathBuf>,
+        discovery_v2: bool,
     ) -> Result<Self, String> {
         let client = spec
             .connect(&launch_env, &launch_cwd)
@@ -67,7 +71,7 @@ impl RemoteEnvironment {
             Some(cwd) => cwd,
             None => server_cwd(&spec.id, &info)?,
         };
-        Ok(Self {
+        let remote = Self {
             id: spec.id.clone(),
             spec,
             launch_env,
@@ -75,7 +79,50 @@ impl RemoteEnvironment {
             client: Mutex::new(Arc::new(client)),
             info,
             cwd,
-        })
+            discovery_v2,
+        };
+        let client = Arc::clone(&*remote.client.lock().await);
+        remote.discover(&client).await;
+        Ok(remote)
+    }
+
+    /// Runs capability discovery on `client` as the shared gate decides: V2
+    /// (`capabilities/discoverV2`) when enabled, advertised and 0.164.0 or newer, else V1 —
+    /// the fs probes the thread makes anyway (`.git`, AGENTS.md). Osprey has no skills or
+    /// plugins to load from a V2 inventory yet, so what it found is logged, not kept.
+    async fn discover(&self, client: &ExecServerClient) {
+        let discovery = client.discovery(self.discovery_v2);
+        let v2 = match &discovery {
+            Discovery::V2 => {
+                let params = DiscoverV2Params {
+                    cwd: osprey_exec_server::uri::from_path(&self.cwd),
+                    sandbox: None,
+                };
+                match client
+                    .call::<DiscoverV2Response>(method::DISCOVER_V2, params)
+                    .await
+                {
+                    Ok(found) => Some(found),
+                    Err(err) => {
+                        tracing::warn!(environment = %self.id, %err, "capabilities/discoverV2 failed; using fs probes");
+                        None
+                    }
+                }
+            }
+            Discovery::V1 { .. } => None,
+        };
+        match (&discovery, &v2) {
+            (Discovery::V1 { reason }, _) => {
+                tracing::info!(environment = %self.id, %reason, "capability discovery: V1 (fs probes)");
+            }
+            (Discovery::V2, Some(found)) => tracing::info!(
+                environment = %self.id,
+                skills = found.skills.len(),
+                plugins = found.plugins.len(),
+                "capability discovery: V2"
+            ),
+            (Discovery::V2, None) => {}
+        }
     }
 
     pub fn id(&self) -> &str {
@@ -117,6 +164,8 @@ impl RemoteEnvironment {
                         attempt = attempt + 1,
                         "reconnected to the exec server"
                     );
+                    // The server may be another version now: discover again.
+                    self.discover(&client).await;
                     *current = Arc::new(client);
                     return Ok(Arc::clone(&current));
                 }

@@ -61,6 +61,9 @@ pub(crate) struct Session {
     pub base_instructions: String,
     /// The user's shell, as named in the environment context.
     pub shell_name: String,
+    /// The project's AGENTS.md instructions read on the exec server's side when the thread
+    /// started (a remote environment only; local threads read them at each initial context).
+    pub remote_instructions: Option<String>,
     pub history: Mutex<Vec<ResponseItem>>,
     pub settings: Mutex<ThreadSettings>,
     pub total_usage: Mutex<TokenUsage>,

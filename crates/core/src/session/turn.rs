@@ -483,12 +483,17 @@ pub(crate) fn initial_context(session: &Session, turn: &TurnContext) -> Vec<Resp
         items.push(ResponseItem::developer_text(developer));
     }
     let config = &session.config;
-    if let Some(doc) = crate::project_doc::load_project_instructions(
-        &config.osprey_home,
-        &turn.cwd,
-        &config.project_doc_fallback_filenames,
-        config.project_doc_max_bytes,
-    ) {
+    let doc = if session.services.commands.environment.remote().is_some() {
+        session.remote_instructions.clone()
+    } else {
+        crate::project_doc::load_project_instructions(
+            &config.osprey_home,
+            &turn.cwd,
+            &config.project_doc_fallback_filenames,
+            config.project_doc_max_bytes,
+        )
+    };
+    if let Some(doc) = doc {
         items.push(ResponseItem::user_text(
             crate::project_doc::instructions_message(&turn.cwd, &doc),
         ));

@@ -12,9 +12,8 @@
 //! item reaches the session file.
 
 use super::Session;
-use crate::tools::exec_env::command_env;
 use crate::turn_context::TurnContext;
-use osprey_process::{ExecExpiration, ExecOutcome, ExecRequest, OutputCaps, OutputSink};
+use osprey_process::{ExecExpiration, ExecOutcome, ExecRequest, OutputSink};
 use osprey_protocol::{
     AbortReason, CommandSource, EventMsg, ItemStatus, ResponseItem, ThreadItem, TokenUsage,
 };
@@ -114,11 +113,10 @@ async fn run(
         .commands
         .shell
         .derive_exec_args(&shell.command, true);
-    let env = command_env(
-        &services.commands.env,
-        &turn.config.shell_environment_policy,
-        false,
-    );
+    // In a remote environment the user's command runs on the exec server's side too.
+    let environment = &services.commands.environment;
+    let policy = &turn.config.shell_environment_policy;
+    let env = environment.command_env(&services.commands.env, policy, false);
     let timeout = shell
         .timeout_ms
         .map(Duration::from_millis)
@@ -148,10 +146,16 @@ async fn run(
         );
     });
     let expiration = ExecExpiration::timeout(timeout).with_cancellation(cancel);
-    match osprey_process::run_to_completion(request, expiration, OutputCaps::default(), Some(sink))
+    let launch = crate::environment::Launch {
+        policy,
+        thread_id: services.events.thread_id().to_string(),
+        call_id: item_id,
+    };
+    match environment
+        .run_to_completion(request, expiration, Some(sink), &launch)
         .await
     {
-        Ok(outcome) => ended_from(outcome),
+        Ok((outcome, _)) => ended_from(outcome),
         Err(error) => Ended {
             output: format!("the shell command could not be started: {error}"),
             exit_code: None,

@@ -89,6 +89,7 @@ fn standard_tools(config: &Config, freeform_tools: bool) -> StandardTools {
 fn handler_for(tool: &ProfileTool, deps: &HandlerDeps) -> Option<Arc<dyn ToolHandler>> {
     let commands = || Arc::clone(&deps.commands);
     let agents = || deps.agents.clone();
+    let environment = || deps.commands.environment.clone();
     use ToolVariant::{Compact, Function};
     use osprey_tools::names::*;
     let handler: Arc<dyn ToolHandler> = match (tool.name, tool.variant) {
@@ -123,12 +124,28 @@ fn handler_for(tool: &ProfileTool, deps: &HandlerDeps) -> Option<Arc<dyn ToolHan
             commands: commands(),
         }),
         (UPDATE_PLAN, _) => Arc::new(UpdatePlanHandler::default()),
-        (READ_FILE, Compact) => Arc::new(LocalReadFileHandler),
-        (READ_FILE, _) => Arc::new(ReadFileHandler),
-        (LIST_DIR, Compact) => Arc::new(LocalListDirHandler),
-        (LIST_DIR, _) => Arc::new(ListDirHandler),
-        (GREP_FILES, _) => Arc::new(GrepFilesHandler),
-        (VIEW_IMAGE, _) => Arc::new(ViewImageHandler),
+        (READ_FILE, Compact) => Arc::new(LocalReadFileHandler {
+            inner: ReadFileHandler {
+                environment: environment(),
+            },
+        }),
+        (READ_FILE, _) => Arc::new(ReadFileHandler {
+            environment: environment(),
+        }),
+        (LIST_DIR, Compact) => Arc::new(LocalListDirHandler {
+            inner: ListDirHandler {
+                environment: environment(),
+            },
+        }),
+        (LIST_DIR, _) => Arc::new(ListDirHandler {
+            environment: environment(),
+        }),
+        (GREP_FILES, _) => Arc::new(GrepFilesHandler {
+            environment: environment(),
+        }),
+        (VIEW_IMAGE, _) => Arc::new(ViewImageHandler {
+            environment: environment(),
+        }),
         (SPAWN_AGENT, _) => Arc::new(collab::SpawnAgentHandler { agents: agents() }),
         (SEND_INPUT, _) => Arc::new(collab::SendInputHandler { agents: agents() }),
         (WAIT_AGENT, _) => Arc::new(collab::WaitAgentHandler { agents: agents() }),

@@ -1,18 +1,22 @@
 //! The read-only file tools: `read_file`, `list_dir`, `grep_files`, `view_image`.
 //!
 //! The logic lives in `osprey-tools` as plain functions; these handlers parse arguments,
-//! run the function off the async runtime, and turn errors into plain-words outputs. They
+//! run the function off the async runtime (against the exec server's files in a remote
+//! environment), and turn errors into plain-words outputs. They
 //! never change anything, so they run side by side with each other.
 
+use crate::environment::ToolEnvironment;
+use crate::environment::remote_files::RemoteFiles;
 use crate::tools::call::{ToolError, ToolOutput};
 use crate::tools::context::ToolInvocation;
 use crate::tools::registry::ToolHandler;
 use async_trait::async_trait;
 use osprey_tools::{
-    GrepFilesArgs, ListDirArgs, ReadFileArgs, ToolSpec, ViewImageArgs, grep_files, list_dir,
-    load_image_for_model, read_file,
+    GrepFilesArgs, ListDirArgs, ReadFileArgs, ToolSpec, ViewImageArgs, grep_files, grep_files_in,
+    list_dir, list_dir_in, load_image_for_model, load_image_for_model_in, read_file, read_file_in,
 };
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Runs blocking file work on the blocking pool.
 async fn blocking<F>(f: F) -> Result<ToolOutput, ToolError>
@@ -25,8 +29,11 @@ where
 }
 
 macro_rules! file_tool {
-    ($handler:ident, $name:path, $args:ty, $spec:path, $func:path) => {
-        pub struct $handler;
+    ($handler:ident, $name:path, $args:ty, $spec:path, $func:path, $remote_func:path) => {
+        /// Reads here, or through the exec server of a remote environment.
+        pub struct $handler {
+            pub environment: ToolEnvironment,
+        }
 
         #[async_trait]
         impl ToolHandler for $handler {
@@ -41,8 +48,16 @@ macro_rules! file_tool {
             async fn handle(&self, inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
                 let args: $args = inv.call.arguments()?;
                 let cwd: PathBuf = inv.turn.cwd.clone();
+                let remote = self
+                    .environment
+                    .remote()
+                    .map(|env| RemoteFiles::new(Arc::clone(env)));
                 blocking(move || {
-                    $func(&args, &cwd)
+                    let result = match &remote {
+                        Some(files) => $remote_func(files, &args, &cwd),
+                        None => $func(&args, &cwd),
+                    };
+                    result
                         .map(ToolOutput::success)
                         .map_err(|e| ToolError::RespondToModel(e.to_string()))
                 })
@@ -57,25 +72,31 @@ file_tool!(
     osprey_tools::names::READ_FILE,
     ReadFileArgs,
     osprey_tools::read_file_spec,
-    read_file
+    read_file,
+    read_file_in
 );
 file_tool!(
     ListDirHandler,
     osprey_tools::names::LIST_DIR,
     ListDirArgs,
     osprey_tools::list_dir_spec,
-    list_dir
+    list_dir,
+    list_dir_in
 );
 file_tool!(
     GrepFilesHandler,
     osprey_tools::names::GREP_FILES,
     GrepFilesArgs,
     osprey_tools::grep_files_spec,
-    grep_files
+    grep_files,
+    grep_files_in
 );
 
-/// `view_image {path}`: attaches a local image to the conversation.
-pub struct ViewImageHandler;
+/// `view_image {path}`: attaches an image (here, or on the exec server's side) to the
+/// conversation.
+pub struct ViewImageHandler {
+    pub environment: ToolEnvironment,
+}
 
 #[async_trait]
 impl ToolHandler for ViewImageHandler {
@@ -95,9 +116,16 @@ impl ToolHandler for ViewImageHandler {
             inv.turn.cwd.join(&args.path)
         };
         let max = inv.turn.config.tools.view_image_max_dimension;
+        let remote = self
+            .environment
+            .remote()
+            .map(|env| RemoteFiles::new(Arc::clone(env)));
         blocking(move || {
-            let image = load_image_for_model(&path, max)
-                .map_err(|e| ToolError::RespondToModel(e.to_string()))?;
+            let image = match &remote {
+                Some(files) => load_image_for_model_in(files, &path, max),
+                None => load_image_for_model(&path, max),
+            }
+            .map_err(|e| ToolError::RespondToModel(e.to_string()))?;
             let note = if image.resized {
                 format!(
                     "Attached {} (scaled to {}x{}).",

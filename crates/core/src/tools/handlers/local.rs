@@ -66,7 +66,9 @@ fn absolutize(
 }
 
 /// `read_file {file_path, offset?, limit?}` with relative paths allowed.
-pub struct LocalReadFileHandler;
+pub struct LocalReadFileHandler {
+    pub inner: ReadFileHandler,
+}
 
 #[async_trait]
 impl ToolHandler for LocalReadFileHandler {
@@ -78,11 +80,13 @@ impl ToolHandler for LocalReadFileHandler {
         let mut missing = None;
         let result = delegate(
             osprey_tools::names::READ_FILE,
-            &ReadFileHandler,
+            &self.inner,
             inv,
             |args, cwd| {
                 absolutize(args, "file_path", cwd, false);
+                // The same-name hint walks this machine's tree: local environments only.
                 if let Some(Value::String(path)) = args.get("file_path")
+                    && self.inner.environment.remote().is_none()
                     && !Path::new(path).exists()
                 {
                     missing = Some((path.clone(), cwd.to_path_buf()));
@@ -118,7 +122,9 @@ fn not_found(path: &str, cwd: &Path) -> String {
 }
 
 /// `list_dir {dir_path?}`: two levels deep, up to 200 entries, relative paths allowed.
-pub struct LocalListDirHandler;
+pub struct LocalListDirHandler {
+    pub inner: ListDirHandler,
+}
 
 #[async_trait]
 impl ToolHandler for LocalListDirHandler {
@@ -129,7 +135,7 @@ impl ToolHandler for LocalListDirHandler {
     async fn handle(&self, inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
         delegate(
             osprey_tools::names::LIST_DIR,
-            &ListDirHandler,
+            &self.inner,
             inv,
             |args, cwd| {
                 absolutize(args, "dir_path", cwd, true);
