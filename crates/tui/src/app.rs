@@ -593,11 +593,20 @@ fn perform(ctx: &Ctx, actions: Vec<Action>) {
                         let _ = tx.send(AppEvent::Models(list.data));
                     })
                     .map_err(|e| format!("could not list the models: {e}")),
-                Action::ListSessions { search } => client
+                Action::ListSessions { query } => client
                     .request::<ThreadListResponse>(ClientRequest::ThreadList(ThreadListParams {
                         limit: Some(50),
-                        cwd: Some(CwdFilter::One(ctx.cwd.clone())),
-                        search_term: (!search.is_empty()).then(|| search.clone()),
+                        cwd: (!query.all_dirs).then(|| CwdFilter::One(ctx.cwd.clone())),
+                        search_term: (!query.search.is_empty()).then(|| query.search.clone()),
+                        archived: query.archived.then_some(true),
+                        sort_key: Some(
+                            if query.by_created {
+                                "created_at"
+                            } else {
+                                "updated_at"
+                            }
+                            .to_owned(),
+                        ),
                         ..ThreadListParams::default()
                     }))
                     .await
@@ -609,15 +618,39 @@ fn perform(ctx: &Ctx, actions: Vec<Action>) {
                                 id: t.id,
                                 preview: t.name.unwrap_or(t.preview),
                                 updated_at: t.updated_at,
+                                created_at: t.created_at,
                             })
                             .collect();
                         let _ = tx.send(AppEvent::Sessions {
-                            search,
+                            query,
                             threads,
                             now: unix_now(),
                         });
                     })
                     .map_err(|e| format!("could not list the sessions: {e}")),
+                Action::ArchiveSession { thread_id, archive } => {
+                    let params = ThreadIdParams {
+                        thread_id: thread_id.clone(),
+                    };
+                    let request = if archive {
+                        ClientRequest::ThreadArchive(params)
+                    } else {
+                        ClientRequest::ThreadUnarchive(params)
+                    };
+                    client
+                        .request::<Value>(request)
+                        .await
+                        .map(|_| {
+                            let _ = tx.send(AppEvent::SessionArchived {
+                                thread_id,
+                                archived: archive,
+                            });
+                        })
+                        .map_err(|e| {
+                            let what = if archive { "archive" } else { "unarchive" };
+                            format!("could not {what} the session: {e}")
+                        })
+                }
                 Action::Compact { thread_id } => client
                     .request::<Value>(ClientRequest::ThreadCompactStart(ThreadIdParams {
                         thread_id,

@@ -7,6 +7,7 @@ use unicode_width::UnicodeWidthStr;
 use super::cells::cell_lines_full;
 use super::wrap::wrap_line;
 use crate::state::mention::MentionPopup;
+use crate::state::sessions::{SessionFocus, SessionQuery};
 use crate::state::slash::{POPUP_ROWS, SlashEntry};
 use crate::state::{Cell, Pager, PagerContent, Picker, PickerKind};
 
@@ -82,22 +83,31 @@ pub fn mention_lines(popup: &MentionPopup, width: usize) -> Vec<Line<'static>> {
 pub fn picker_lines(picker: &Picker, width: usize, max_rows: usize) -> Vec<Line<'static>> {
     let bold = Style::default().add_modifier(Modifier::BOLD);
     let mut lines = vec![Line::styled(format!("  {}", picker.title), bold)];
-    if let Some(search) = &picker.search {
-        if search.is_empty() {
+    if let Some(query) = &picker.sessions {
+        lines.push(session_options(query, picker.focus));
+        if query.search.is_empty() {
             lines.push(Line::styled("  Type to search", dim()));
         } else {
             lines.push(Line::from(vec![
                 Span::styled("  Search: ", dim()),
-                Span::raw(search.clone()),
+                Span::raw(query.search.clone()),
             ]));
         }
     }
     if picker.loading && picker.items.is_empty() {
         lines.push(Line::styled("  Loading…", dim()));
     } else if picker.items.is_empty() {
-        let empty = match picker.kind {
-            PickerKind::Session { .. } => "  No sessions recorded in this directory match",
-            _ => "  Nothing to choose from",
+        let empty = match &picker.sessions {
+            Some(query) => format!(
+                "  No {}sessions{} match",
+                if query.archived { "archived " } else { "" },
+                if query.all_dirs {
+                    ""
+                } else {
+                    " of this directory"
+                }
+            ),
+            None => "  Nothing to choose from".to_owned(),
         };
         lines.push(Line::styled(empty, dim()));
     }
@@ -138,13 +148,65 @@ pub fn picker_lines(picker: &Picker, width: usize, max_rows: usize) -> Vec<Line<
             lines.push(Line::from(spans));
         }
     }
-    let keys = match picker.kind {
-        PickerKind::Session { fork: false } => "  enter resume · esc back · ↑/↓ browse",
-        PickerKind::Session { fork: true } => "  enter fork · esc back · ↑/↓ browse",
-        _ => "  enter select · esc back",
+    let archive = match &picker.sessions {
+        Some(query) if query.archived => "^a unarchive",
+        _ => "^a archive",
     };
-    lines.push(Line::styled(keys, dim()));
+    let keys = match picker.kind {
+        PickerKind::Session { fork } => format!(
+            "  enter {} · {archive} · esc back · tab focus sort/filter · ←/→ change option · ↑/↓ browse",
+            if fork { "fork" } else { "resume" }
+        ),
+        _ => "  enter select · esc back".to_owned(),
+    };
+    lines.extend(wrap_line(&Line::styled(keys, dim()), width, "  "));
     lines
+}
+
+/// `Filter:  Cwd  All    Status:  Active  Archived    Sort:  Updated  Created`: the chosen
+/// option of each group highlighted, the focused group's name underlined.
+fn session_options(query: &SessionQuery, focus: SessionFocus) -> Line<'static> {
+    let groups = [
+        (
+            SessionFocus::Filter,
+            "Filter:",
+            ["Cwd", "All"],
+            query.all_dirs,
+        ),
+        (
+            SessionFocus::Status,
+            "Status:",
+            ["Active", "Archived"],
+            query.archived,
+        ),
+        (
+            SessionFocus::Sort,
+            "Sort:",
+            ["Updated", "Created"],
+            query.by_created,
+        ),
+    ];
+    let mut spans = vec![Span::raw("  ")];
+    for (n, (group, name, options, second)) in groups.into_iter().enumerate() {
+        if n > 0 {
+            spans.push(Span::raw("    "));
+        }
+        let name_style = if focus == group {
+            Style::default()
+                .add_modifier(Modifier::BOLD)
+                .add_modifier(Modifier::UNDERLINED)
+        } else {
+            dim()
+        };
+        spans.push(Span::styled(name, name_style));
+        for (i, option) in options.into_iter().enumerate() {
+            spans.push(Span::raw("  "));
+            let chosen = (i == 1) == second;
+            let style = if chosen { selected_style() } else { dim() };
+            spans.push(Span::styled(option, style));
+        }
+    }
+    Line::from(spans)
 }
 
 /// The pager's screen: a title, the visible part of the content, a ruler with the

@@ -383,17 +383,22 @@ fn session_picker_with_a_search() {
     type_into(&mut state, "tab");
     state.apply(
         crate::state::AppEvent::Sessions {
-            search: "tab".into(),
+            query: crate::state::sessions::SessionQuery {
+                search: "tab".into(),
+                ..Default::default()
+            },
             threads: vec![
                 crate::state::SessionRow {
                     id: "a".into(),
                     preview: "lay out the markdown tables".into(),
                     updated_at: 1000,
+                    created_at: 900,
                 },
                 crate::state::SessionRow {
                     id: "b".into(),
                     preview: "why is the table test slow".into(),
                     updated_at: 1000 - 7200,
+                    created_at: 0,
                 },
             ],
             now: 1011,
@@ -401,6 +406,36 @@ fn session_picker_with_a_search() {
         Instant::now(),
     );
     both_sizes("session_picker", |w| live_lines(&state, None, w, 24).lines);
+}
+
+#[test]
+fn session_picker_of_archived_sessions_everywhere() {
+    let mut state = ready_state();
+    state.apply(
+        crate::state::AppEvent::PickSession { fork: false },
+        Instant::now(),
+    );
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let tab = KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE);
+    let right = KeyEvent::new(KeyCode::Right, KeyModifiers::NONE);
+    for key in [tab, right, tab, right] {
+        state.on_key(key, Instant::now());
+    }
+    state.apply(
+        crate::state::AppEvent::Sessions {
+            query: crate::state::sessions::SessionQuery {
+                all_dirs: true,
+                archived: true,
+                ..Default::default()
+            },
+            threads: Vec::new(),
+            now: 1011,
+        },
+        Instant::now(),
+    );
+    both_sizes("session_picker_archived", |w| {
+        live_lines(&state, None, w, 24).lines
+    });
 }
 
 #[test]

@@ -8,9 +8,7 @@ use osprey_app_server_protocol::{AskForApproval, Model, SandboxPolicy};
 
 use super::picker::{PRESETS, PresetSandbox, preset_of};
 use super::slash::{self, SlashCommand, SlashEntry};
-use super::{
-    Action, AppState, Cell, Pager, PagerContent, Picker, PickerItem, PickerKind, SessionRow,
-};
+use super::{Action, AppState, Cell, Pager, PagerContent, Picker, PickerItem, PickerKind};
 
 /// What `/init` asks the model to do (our wording; Codex sends a prompt to the same end).
 pub const INIT_PROMPT: &str = "Generate a file named AGENTS.md in the current directory that serves as a contributor guide for this repository. Look at the repository first (its layout, build and test commands, code style, commit conventions) and write concise, specific instructions under headings such as Project Structure, Build and Test Commands, Coding Style, Testing Guidelines and Commit Guidelines. Keep it short (200 to 400 words) and only state what the repository shows.";
@@ -47,7 +45,7 @@ fn sandbox_label(sandbox: &SandboxPolicy) -> &'static str {
 }
 
 /// `12s ago`, `5m ago`, `3h ago`, `2d ago`.
-pub fn ago(then: i64, now: i64) -> String {
+pub(super) fn ago(then: i64, now: i64) -> String {
     let s = (now - then).max(0);
     match s {
         s if s < 60 => format!("{s}s ago"),
@@ -220,23 +218,6 @@ impl AppState {
         }
     }
 
-    /// The picker of this directory's past sessions; the list comes from `thread/list`.
-    pub(super) fn open_session_picker(&mut self, fork: bool) -> Vec<Action> {
-        let title = if fork {
-            "Fork a previous session"
-        } else {
-            "Resume a previous session"
-        };
-        self.picker = Some(Picker {
-            loading: true,
-            search: Some(String::new()),
-            ..Picker::new(title, PickerKind::Session { fork }, Vec::new())
-        });
-        vec![Action::ListSessions {
-            search: String::new(),
-        }]
-    }
-
     fn open_permissions(&mut self) {
         let approval = self
             .next_turn
@@ -316,35 +297,10 @@ impl AppState {
         ));
     }
 
-    /// `thread/list` answered for `search`; an answer to an older search is dropped.
-    pub(super) fn fill_session_picker(&mut self, search: &str, threads: Vec<SessionRow>, now: i64) {
-        let Some(picker) = self.picker.as_mut() else {
-            return;
-        };
-        if !matches!(picker.kind, PickerKind::Session { .. })
-            || picker.search.as_deref() != Some(search)
-        {
-            return;
-        }
-        let own = self.thread_id.clone();
-        picker.items = threads
-            .into_iter()
-            .filter(|t| Some(&t.id) != own.as_ref())
-            .map(|t| PickerItem {
-                label: ago(t.updated_at, now),
-                description: t.preview.lines().next().unwrap_or_default().to_owned(),
-                value: t.id,
-                current: false,
-            })
-            .collect();
-        picker.selected = picker.selected.min(picker.items.len().saturating_sub(1));
-        picker.loading = false;
-    }
-
     pub(super) fn on_picker_key(&mut self, key: KeyEvent) -> Vec<Action> {
-        let Some(picker) = self.picker.as_mut() else {
+        if self.picker.is_none() {
             return Vec::new();
-        };
+        }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let closing =
             matches!(key.code, KeyCode::Esc) || (ctrl && matches!(key.code, KeyCode::Char('c')));
@@ -356,6 +312,12 @@ impl AppState {
             }
             return Vec::new();
         }
+        if let Some(actions) = self.on_session_picker_key(key) {
+            return actions;
+        }
+        let Some(picker) = self.picker.as_mut() else {
+            return Vec::new();
+        };
         match key.code {
             KeyCode::Up => picker.up(),
             KeyCode::Down => picker.down(),
@@ -365,26 +327,6 @@ impl AppState {
                 };
                 let kind = picker.kind.clone();
                 return self.pick(kind, item);
-            }
-            KeyCode::Backspace if picker.search.is_some() => {
-                if let Some(search) = picker.search.as_mut() {
-                    search.pop();
-                    picker.loading = true;
-                    picker.selected = 0;
-                    return vec![Action::ListSessions {
-                        search: search.clone(),
-                    }];
-                }
-            }
-            KeyCode::Char(c) if !ctrl && picker.search.is_some() => {
-                if let Some(search) = picker.search.as_mut() {
-                    search.push(c);
-                    picker.loading = true;
-                    picker.selected = 0;
-                    return vec![Action::ListSessions {
-                        search: search.clone(),
-                    }];
-                }
             }
             KeyCode::Char(c) if !ctrl => {
                 // A row's number picks it, as in Codex's lists.

@@ -10,6 +10,7 @@ pub mod composer;
 pub mod mcp_status;
 pub mod mention;
 pub mod picker;
+pub mod sessions;
 pub mod slash;
 
 use std::time::{Duration, Instant};
@@ -45,9 +46,9 @@ pub enum AppEvent {
     },
     /// `model/list` answered, for `/model`.
     Models(Vec<Model>),
-    /// `thread/list` answered for the session picker searching `search`.
+    /// `thread/list` answered for the session picker's `query`.
     Sessions {
-        search: String,
+        query: sessions::SessionQuery,
         threads: Vec<SessionRow>,
         /// Unix seconds now, for "5m ago".
         now: i64,
@@ -70,6 +71,11 @@ pub enum AppEvent {
     },
     /// The repository's files (relative paths), for `@` completion.
     Files(Vec<String>),
+    /// `thread/archive` (or `thread/unarchive`) of a session in the picker succeeded.
+    SessionArchived {
+        thread_id: String,
+        archived: bool,
+    },
     /// The thread's MCP servers as `mcpServerStatus/list` reports them, for `/mcp`.
     McpServers(Vec<osprey_app_server_protocol::McpServerStatus>),
 }
@@ -90,6 +96,8 @@ pub struct SessionRow {
     pub preview: String,
     /// Unix seconds.
     pub updated_at: i64,
+    /// Unix seconds.
+    pub created_at: i64,
 }
 
 /// What `/model` and `/permissions` changed; sent with every later `turn/start`.
@@ -135,7 +143,12 @@ pub enum Action {
     },
     ListModels,
     ListSessions {
-        search: String,
+        query: sessions::SessionQuery,
+    },
+    /// Ctrl+A in the session picker: `thread/archive` (`archive`) or `thread/unarchive`.
+    ArchiveSession {
+        thread_id: String,
+        archive: bool,
     },
     Compact {
         thread_id: String,
@@ -308,11 +321,18 @@ impl AppState {
                 Vec::new()
             }
             AppEvent::Sessions {
-                search,
+                query,
                 threads,
                 now,
             } => {
-                self.fill_session_picker(&search, threads, now);
+                self.fill_session_picker(&query, threads, now);
+                Vec::new()
+            }
+            AppEvent::SessionArchived {
+                thread_id,
+                archived,
+            } => {
+                self.session_archived(&thread_id, archived);
                 Vec::new()
             }
             AppEvent::Diff(text) => {

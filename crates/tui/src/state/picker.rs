@@ -34,8 +34,10 @@ pub struct Picker {
     pub kind: PickerKind,
     pub items: Vec<PickerItem>,
     pub selected: usize,
-    /// The session picker's search text (typing filters through `thread/list`).
-    pub search: Option<String>,
+    /// The session picker's search and options (each change lists again).
+    pub sessions: Option<super::sessions::SessionQuery>,
+    /// Which of the session picker's options ←/→ change.
+    pub focus: super::sessions::SessionFocus,
     /// Still waiting for the list.
     pub loading: bool,
 }
@@ -48,7 +50,8 @@ impl Picker {
             kind,
             items,
             selected,
-            search: None,
+            sessions: None,
+            focus: super::sessions::SessionFocus::List,
             loading: false,
         }
     }

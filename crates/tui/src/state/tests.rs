@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::app_client::ServerEvent;
+use crate::state::sessions::SessionQuery;
 
 fn note(method: &str, params: Value) -> AppEvent {
     AppEvent::Server(ServerEvent::Notification(Box::new(
@@ -770,28 +771,43 @@ fn the_session_picker_searches_through_thread_list_and_opens_the_choice() {
     assert_eq!(
         slash(&mut state, "/resume"),
         vec![Action::ListSessions {
-            search: String::new()
+            query: SessionQuery {
+                search: String::new(),
+                ..Default::default()
+            }
         }]
     );
     assert_eq!(
         state.on_key(key(KeyCode::Char('a')), Instant::now()),
-        vec![Action::ListSessions { search: "a".into() }]
+        vec![Action::ListSessions {
+            query: SessionQuery {
+                search: "a".into(),
+                ..Default::default()
+            }
+        }]
     );
     assert_eq!(
         state.on_key(key(KeyCode::Char('b')), Instant::now()),
         vec![Action::ListSessions {
-            search: "ab".into()
+            query: SessionQuery {
+                search: "ab".into(),
+                ..Default::default()
+            }
         }]
     );
     let row = |id: &str, preview: &str| SessionRow {
         id: id.into(),
         preview: preview.into(),
         updated_at: 1000,
+        created_at: 10,
     };
     // A late answer to an older search is dropped.
     state.apply(
         AppEvent::Sessions {
-            search: "a".into(),
+            query: SessionQuery {
+                search: "a".into(),
+                ..Default::default()
+            },
             threads: vec![row("old", "a")],
             now: 1030,
         },
@@ -800,7 +816,10 @@ fn the_session_picker_searches_through_thread_list_and_opens_the_choice() {
     assert!(state.picker.as_ref().unwrap().items.is_empty());
     state.apply(
         AppEvent::Sessions {
-            search: "ab".into(),
+            query: SessionQuery {
+                search: "ab".into(),
+                ..Default::default()
+            },
             threads: vec![row("th1", "this one"), row("t2", "abc task\nmore")],
             now: 1030,
         },
@@ -821,12 +840,126 @@ fn the_session_picker_searches_through_thread_list_and_opens_the_choice() {
 }
 
 #[test]
+fn the_session_pickers_options_relist_and_ctrl_a_archives() {
+    let mut state = ready();
+    slash(&mut state, "/resume");
+    let now = Instant::now();
+    let press = |state: &mut AppState, code: KeyCode| state.on_key(key(code), now);
+    // ←/→ do nothing until Tab focuses a group.
+    assert_eq!(press(&mut state, KeyCode::Right), vec![]);
+    assert_eq!(press(&mut state, KeyCode::Tab), vec![]);
+    let all = SessionQuery {
+        all_dirs: true,
+        ..Default::default()
+    };
+    assert_eq!(
+        press(&mut state, KeyCode::Right),
+        vec![Action::ListSessions { query: all.clone() }]
+    );
+    assert_eq!(press(&mut state, KeyCode::Right), vec![], "already All");
+    press(&mut state, KeyCode::Tab);
+    press(&mut state, KeyCode::Tab);
+    let created = SessionQuery {
+        by_created: true,
+        ..all
+    };
+    assert_eq!(
+        press(&mut state, KeyCode::Right),
+        vec![Action::ListSessions {
+            query: created.clone()
+        }]
+    );
+    // Typing still searches, within the options.
+    let searched = SessionQuery {
+        search: "x".into(),
+        ..created
+    };
+    assert_eq!(
+        press(&mut state, KeyCode::Char('x')),
+        vec![Action::ListSessions {
+            query: searched.clone()
+        }]
+    );
+    state.apply(
+        AppEvent::Sessions {
+            query: searched,
+            threads: vec![
+                SessionRow {
+                    id: "t1".into(),
+                    preview: "x one".into(),
+                    updated_at: 1000,
+                    created_at: 400,
+                },
+                SessionRow {
+                    id: "t2".into(),
+                    preview: "x two".into(),
+                    updated_at: 1000,
+                    created_at: 700,
+                },
+            ],
+            now: 1000,
+        },
+        now,
+    );
+    let picker = state.picker.as_ref().unwrap();
+    assert_eq!(
+        picker.items[0].label, "10m ago",
+        "Sort: Created shows the age"
+    );
+    assert_eq!(
+        state.on_key(ctrl('a'), now),
+        vec![Action::ArchiveSession {
+            thread_id: "t1".into(),
+            archive: true
+        }]
+    );
+    state.apply(
+        AppEvent::SessionArchived {
+            thread_id: "t1".into(),
+            archived: true,
+        },
+        now,
+    );
+    let picker = state.picker.as_ref().unwrap();
+    let left: Vec<&str> = picker.items.iter().map(|i| i.value.as_str()).collect();
+    assert_eq!(left, ["t2"]);
+    // In Status: Archived, Ctrl+A brings a session back.
+    press(&mut state, KeyCode::BackTab);
+    press(&mut state, KeyCode::Right);
+    let query = state.picker.as_ref().unwrap().sessions.clone().unwrap();
+    assert!(query.archived, "{query:?}");
+    state.apply(
+        AppEvent::Sessions {
+            query,
+            threads: vec![SessionRow {
+                id: "t1".into(),
+                preview: "x one".into(),
+                updated_at: 1000,
+                created_at: 400,
+            }],
+            now: 1000,
+        },
+        now,
+    );
+    assert_eq!(
+        state.on_key(ctrl('a'), now),
+        vec![Action::ArchiveSession {
+            thread_id: "t1".into(),
+            archive: false
+        }]
+    );
+}
+
+#[test]
 fn esc_on_the_startup_session_picker_starts_a_new_session() {
     let mut state = AppState::new();
     assert_eq!(
         state.apply(AppEvent::PickSession { fork: true }, Instant::now()),
         vec![Action::ListSessions {
-            search: String::new()
+            query: SessionQuery {
+                search: String::new(),
+                ..Default::default()
+            }
         }]
     );
     assert_eq!(

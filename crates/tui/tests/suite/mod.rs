@@ -2,3 +2,4 @@ mod mcp;
 mod pty;
 mod remote;
 mod screens;
+mod sessions;

@@ -588,7 +588,12 @@ fn diff_opens_a_pager_with_untracked_files_and_q_closes_it() {
 }
 
 /// Runs one turn in a fresh session of `work` and returns the session's id.
-fn recorded_session(home: &TempHome, work: &std::path::Path, prompt: &str, answer: &str) -> String {
+pub(super) fn recorded_session(
+    home: &TempHome,
+    work: &std::path::Path,
+    prompt: &str,
+    answer: &str,
+) -> String {
     let mut first = PtySession::spawn(home, work, &[prompt], 40, 100);
     first.wait_text(answer);
     first.wait_text("Worked for");
