@@ -23,5 +23,6 @@ cargo build --workspace --bins
 if [ "${OSPREY_REQUIRE_WINE:-}" = 1 ]; then
   bash scripts/wine-exec-server.sh build >/dev/null
   echo "Windows build: osprey-exec-server.exe built for the Wine test"
+  bash scripts/wine-exec-server.sh unit
 fi
 cargo nextest run --workspace --no-fail-fast "$@"

@@ -30,12 +30,28 @@ pub fn from_path(path: &Path) -> String {
 mod tests {
     use super::*;
 
+    #[cfg(unix)]
     #[test]
     fn round_trips_and_escapes() {
         let path = Path::new("/tmp/a b/c#d");
         let uri = from_path(path);
         assert_eq!(uri, "file:///tmp/a%20b/c%23d");
         assert_eq!(to_path(&uri).unwrap(), path);
+    }
+
+    /// Windows (run under Wine by hand: see docs/windows.md): drive letters either way.
+    #[cfg(windows)]
+    #[test]
+    fn drive_letters_round_trip() {
+        let path = Path::new(r"C:\Users\a b\x#y.txt");
+        let uri = from_path(path);
+        assert_eq!(uri, "file:///C:/Users/a%20b/x%23y.txt");
+        assert_eq!(to_path(&uri).unwrap(), path);
+        assert_eq!(to_path("file:///z:/tmp/x").unwrap(), Path::new(r"z:\tmp\x"));
+        assert!(
+            to_path("file:///tmp/x").is_err(),
+            "no drive: not absolute on Windows"
+        );
     }
 
     #[test]

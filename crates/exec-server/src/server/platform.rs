@@ -172,6 +172,34 @@ mod tests {
         assert_eq!(default_shell(&HashMap::new()).path, "/bin/sh");
     }
 
+    #[cfg(windows)]
+    #[test]
+    fn windows_paths_env_and_sandbox() {
+        assert_eq!(
+            plain_path(PathBuf::from(r"\\?\C:\work\x")),
+            PathBuf::from(r"C:\work\x")
+        );
+        assert_eq!(
+            plain_path(PathBuf::from(r"\\?\UNC\host\share")),
+            PathBuf::from(r"\\?\UNC\host\share")
+        );
+        let env = HashMap::from([("Path".to_owned(), r"C:\bin".to_owned())]);
+        assert_eq!(
+            env_lookup(&env, "PATH").map(String::as_str),
+            Some(r"C:\bin")
+        );
+        assert!(refuse_unconfinable(&SandboxPolicy::ReadOnly).is_err());
+        assert!(refuse_unconfinable(&SandboxPolicy::DangerFullAccess).is_ok());
+        let shell = default_shell(&HashMap::from([(
+            "ComSpec".to_owned(),
+            r"C:\Windows\System32\cmd.exe".to_owned(),
+        )]));
+        assert!(
+            matches!(shell.name.as_str(), "cmd" | "powershell"),
+            "{shell:?}"
+        );
+    }
+
     #[test]
     fn protected_names_follow_the_platform() {
         assert!(is_protected_name(std::ffi::OsStr::new(".git"), ".git"));

@@ -101,6 +101,9 @@ impl WineSetup {
             .iter()
             .filter_map(|k| Some(((*k).to_owned(), std::env::var(k).ok()?)))
             .collect();
+        // Wine wants a home; the prefix does when none is set.
+        env.entry("HOME".to_owned())
+            .or_insert_with(|| self.prefix.path().display().to_string());
         env.insert(
             "WINEPREFIX".to_owned(),
             self.prefix.path().display().to_string(),
