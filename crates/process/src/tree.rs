@@ -157,3 +157,71 @@ fn refuse_unix_only_extras(req: &ExecRequest) -> Result<(), SpawnError> {
     let _ = req;
     Ok(())
 }
+
+/// Windows behaviour, run under Wine by `scripts/wine-exec-server.sh unit`.
+#[cfg(all(test, windows))]
+mod windows_tests {
+    use std::time::Duration;
+
+    use crate::{ExecExpiration, ExecRequest, OutputCaps, run_to_completion};
+
+    fn cmd(script: &str, cwd: &std::path::Path) -> ExecRequest {
+        ExecRequest::new("cmd.exe", cwd)
+            .args(["/c", script])
+            .envs(std::env::vars().collect())
+    }
+
+    #[tokio::test]
+    async fn a_cmd_script_runs_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let outcome = run_to_completion(
+            cmd(r#"echo "a & b"& echo %COMSPEC%& exit /b 4"#, dir.path()),
+            ExecExpiration::timeout(Duration::from_secs(30)),
+            OutputCaps::default(),
+            None,
+        )
+        .await
+        .unwrap();
+        let text = outcome.output_lossy();
+        assert!(text.contains("\"a & b\""), "{text:?}");
+        assert!(text.to_ascii_lowercase().contains("cmd.exe"), "{text:?}");
+        assert_eq!(outcome.exit_code, Some(4));
+    }
+
+    /// A timeout kills the job: the grandchild `start /b` began never writes its file.
+    #[tokio::test]
+    async fn a_timeout_kills_the_whole_job() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = r#"start /b cmd /c "ping -n 3 127.0.0.1 >nul & echo late> late.txt" & ping -n 30 127.0.0.1 >nul"#;
+        let started = std::time::Instant::now();
+        let outcome = run_to_completion(
+            cmd(script, dir.path()),
+            ExecExpiration::timeout(Duration::from_secs(1)),
+            OutputCaps::default(),
+            None,
+        )
+        .await
+        .unwrap();
+        assert!(outcome.timed_out);
+        assert!(started.elapsed() < Duration::from_secs(10), "{outcome:?}");
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        assert!(
+            !dir.path().join("late.txt").exists(),
+            "a grandchild outlived the timeout"
+        );
+    }
+
+    #[tokio::test]
+    async fn unix_only_requests_are_refused_not_run_without() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = run_to_completion(
+            cmd("echo x", dir.path()).arg0("other"),
+            ExecExpiration::never(),
+            OutputCaps::default(),
+            None,
+        )
+        .await
+        .unwrap_err();
+        assert!(err.to_string().contains("argv[0]"), "{err}");
+    }
+}
