@@ -34,6 +34,10 @@ pub struct CommandExecutionRequestApprovalParams {
     /// The decisions that really apply to this request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub available_decisions: Option<Vec<CommandExecutionApprovalDecision>>,
+    /// Osprey: set when the command already ran in the sandbox and the sandbox blocked it
+    /// (what it blocked); accepting runs it again outside the sandbox.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_denial: Option<String>,
 }
 
 /// The client's answer to a command approval.

@@ -102,6 +102,7 @@ fn command_params(
         command_actions: None,
         proposed_execpolicy_amendment: request.proposed_execpolicy_amendment.clone(),
         available_decisions: Some(convert::command_decisions(&request.available_decisions)),
+        sandbox_denial: request.sandbox_denial.clone(),
     }
 }
 

@@ -445,6 +445,12 @@ async fn a_sandbox_denial_asks_to_rerun_and_says_what_was_blocked() {
         reason.contains("sandbox blocked"),
         "the denial is named: {ask}"
     );
+    // Osprey's own field says what was blocked, so a client can word the rerun question.
+    let denial = ask["params"]["sandboxDenial"].as_str().unwrap_or_default();
+    assert!(
+        !denial.is_empty() && reason.contains(denial),
+        "sandboxDenial: {ask}"
+    );
     client.answer(&ask, json!({"decision": "decline"})).await;
     assert_eq!(client.turn_completed(&thread).await["status"], "completed");
     assert!(

@@ -166,18 +166,44 @@ pub fn approval_lines(approval: &PendingApproval, width: usize) -> Vec<Line<'sta
             command,
             cwd,
             reason,
+            sandbox_denial,
             ..
         } => {
-            lines.push(Line::styled(
-                "  Would you like to run the following command?",
-                bold,
-            ));
-            lines.push(Line::default());
-            if let Some(reason) = reason {
-                lines.extend(fact("Reason", reason));
+            match sandbox_denial {
+                // The command ran in the sandbox and was blocked: say what, and that yes
+                // runs it again without the sandbox (the server's reason repeats this).
+                Some(denial) => {
+                    lines.push(Line::styled(
+                        "  The sandbox blocked this command. Run it again outside the sandbox?",
+                        bold,
+                    ));
+                    lines.push(Line::default());
+                    lines.extend(fact("Blocked", denial));
+                }
+                None => {
+                    lines.push(Line::styled(
+                        "  Would you like to run the following command?",
+                        bold,
+                    ));
+                    lines.push(Line::default());
+                    if let Some(reason) = reason {
+                        lines.extend(fact("Reason", reason));
+                    }
+                }
             }
             if let Some(cwd) = cwd {
                 lines.extend(fact("Directory", cwd));
+            }
+            if sandbox_denial.is_some() {
+                lines.extend(prefixed(
+                    vec![Line::styled(
+                        "Yes runs it once more with no sandbox: it can then change files anywhere and use the network.",
+                        Style::default().fg(Color::Yellow),
+                    )],
+                    width,
+                    Span::raw("  "),
+                    "  ",
+                ));
             }
             lines.push(Line::default());
             // The whole command, wrapped: never cut off.

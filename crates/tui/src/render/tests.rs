@@ -217,6 +217,7 @@ fn command_approval() -> PendingApproval {
             reason: Some("Create the output directory outside the workspace".into()),
             proposed_prefix: Some(vec!["mkdir".into(), "-p".into()]),
             session_allowed: true,
+            sandbox_denial: None,
         },
         selected: 0,
     }
@@ -226,6 +227,27 @@ fn command_approval() -> PendingApproval {
 fn command_approval_overlay() {
     both_sizes("command_approval", |w| {
         bottom::approval_lines(&command_approval(), w)
+    });
+}
+
+#[test]
+fn sandbox_denial_rerun_overlay() {
+    let approval = PendingApproval {
+        id: RequestId::Integer(2),
+        kind: ApprovalKind::Command {
+            command: "touch /usr/local/share/marker".into(),
+            cwd: Some("/home/user/projects/osprey".into()),
+            reason: Some("the sandbox blocked it (touch: cannot touch '/usr/local/share/marker': Read-only file system); run it again without the sandbox?".into()),
+            proposed_prefix: None,
+            session_allowed: true,
+            sandbox_denial: Some(
+                "touch: cannot touch '/usr/local/share/marker': Read-only file system".into(),
+            ),
+        },
+        selected: 0,
+    };
+    both_sizes("sandbox_denial_approval", |w| {
+        bottom::approval_lines(&approval, w)
     });
 }
 

@@ -23,6 +23,9 @@ pub enum ApprovalKind {
         proposed_prefix: Option<Vec<String>>,
         /// Whether "yes for this session" applies (the server lists `acceptForSession`).
         session_allowed: bool,
+        /// What the sandbox blocked when the command already ran in it: accepting runs it
+        /// again outside the sandbox.
+        sandbox_denial: Option<String>,
     },
     Patch {
         reason: Option<String>,
@@ -67,15 +70,26 @@ impl ApprovalKind {
             ApprovalKind::Command {
                 proposed_prefix,
                 session_allowed,
+                sandbox_denial,
                 ..
             } => {
-                let mut choices =
-                    vec![choice('y', "y", "Yes, proceed", Answer::Command(C::Accept))];
+                let rerun = sandbox_denial.is_some();
+                let yes = if rerun {
+                    "Yes, run it again outside the sandbox"
+                } else {
+                    "Yes, proceed"
+                };
+                let mut choices = vec![choice('y', "y", yes, Answer::Command(C::Accept))];
                 if *session_allowed {
+                    let label = if rerun {
+                        "Yes, and run this command outside the sandbox without asking for the rest of this session"
+                    } else {
+                        "Yes, and don't ask again for this command in this session"
+                    };
                     choices.push(choice(
                         's',
                         "s",
-                        "Yes, and don't ask again for this command in this session",
+                        label,
                         Answer::Command(C::AcceptForSession),
                     ));
                 }
@@ -92,12 +106,12 @@ impl ApprovalKind {
                         }),
                     ));
                 }
-                choices.push(choice(
-                    'n',
-                    "n",
-                    "No, and tell Osprey what to do differently",
-                    Answer::Command(C::Decline),
-                ));
+                let no = if rerun {
+                    "No, leave it blocked and tell Osprey what to do differently"
+                } else {
+                    "No, and tell Osprey what to do differently"
+                };
+                choices.push(choice('n', "n", no, Answer::Command(C::Decline)));
                 choices.push(choice(
                     ESC_KEY,
                     "esc",
@@ -135,6 +149,14 @@ impl ApprovalKind {
         use CommandExecutionApprovalDecision as C;
         use FileChangeApprovalDecision as F;
         match (self, answer) {
+            (
+                ApprovalKind::Command {
+                    command,
+                    sandbox_denial: Some(_),
+                    ..
+                },
+                Answer::Command(C::Accept),
+            ) => format!("✔ You approved Osprey to run {command} again outside the sandbox"),
             (ApprovalKind::Command { command, .. }, Answer::Command(decision)) => match decision {
                 C::Accept => format!("✔ You approved Osprey to run {command} this time"),
                 C::AcceptForSession => {

@@ -563,6 +563,7 @@ impl AppState {
                     reason: p.reason,
                     proposed_prefix: p.proposed_execpolicy_amendment.filter(|p| !p.is_empty()),
                     session_allowed,
+                    sandbox_denial: p.sandbox_denial,
                 }
             }
             ServerRequest::FileChangeRequestApproval(p) => {

@@ -1,5 +1,6 @@
 mod mcp;
 mod pty;
 mod remote;
+mod sandbox;
 mod screens;
 mod sessions;
