@@ -83,7 +83,10 @@
 //! The crate builds for Windows too (the exec server runs there; see `docs/windows.md`).
 //! A child is created suspended, put in a Job Object of its own, then resumed, so killing
 //! the job ends the child and everything it started — the counterpart of the process
-//! group; interrupt and terminate kill the job too, Windows having no signals. There is no
+//! group; interrupt and terminate kill the job too, Windows having no signals. The job is
+//! kill-on-close, so once its owner is done with it (a one-shot command returned, a session
+//! was dropped) whatever is still in it is ended, also background processes that on Unix
+//! would outlive a leader that had already been reaped. There is no
 //! terminal yet (a `tty` request fails with [`SpawnError::Terminal`]), and a request with a
 //! [`ChildSetup`] or an `arg0` other than the program is refused, never run without it.
 //!
