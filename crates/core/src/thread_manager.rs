@@ -523,7 +523,9 @@ impl Shared {
             ToolEnvironment::Local => {
                 Arc::new(PlatformSandbox::new(self.osprey_exe.clone(), &config))
             }
-            ToolEnvironment::Remote(_) => Arc::new(RemoteSandbox),
+            ToolEnvironment::Remote(_) => Arc::new(RemoteSandbox {
+                rules: PlatformSandbox::new(self.osprey_exe.clone(), &config),
+            }),
         };
         let commands = Arc::new(CommandServices {
             orchestrator: Orchestrator::new(Arc::new(policy), sandbox).unattended(self.unattended),

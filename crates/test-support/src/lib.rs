@@ -58,6 +58,7 @@ mod capture;
 mod check;
 mod events;
 mod home;
+pub mod netns;
 mod script;
 mod server;
 

@@ -567,3 +567,110 @@ async fn the_file_tools_read_the_servers_files() {
     assert_eq!(std::fs::read_dir(staged.path()).unwrap().count(), 0);
     server.verify();
 }
+
+/// The whole path as it is with a real remote: the server in a network namespace of its
+/// own (reached over a veth pair, so with a token) and a mount namespace where the folder
+/// it serves is a tmpfs this machine cannot see.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test starts the server in its namespaces"
+)]
+async fn the_agent_works_against_a_server_on_its_own_network() {
+    use osprey_test_support::netns::{TestHost, is_root};
+    use std::io::BufRead;
+    if !is_root() {
+        eprintln!("skipped: creating network namespaces needs root");
+        return;
+    }
+    let subnet = u8::try_from(std::process::id() % 200).unwrap_or(9) + 20;
+    let host = TestHost::create("ag", subnet).expect("a network namespace (as root)");
+    let work = tempfile::tempdir().unwrap();
+    let served = work.path().join("served");
+    std::fs::create_dir(&served).unwrap();
+    let token = "agent-netns-token-0123456789abcdef";
+    let token_file = work.path().join("token");
+    std::fs::write(&token_file, token).unwrap();
+    let script = format!(
+        "mount -t tmpfs tmpfs {served} && cd {served} && exec {osprey} exec-server --listen ws://{addr}:0 --ws-token-file {token} --root {served} --sandbox danger-full-access",
+        served = served.display(),
+        osprey = workspace_binary("osprey").display(),
+        addr = host.address,
+        token = token_file.display(),
+    );
+    let mut child = std::process::Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &host.name,
+            "unshare",
+            "--mount",
+            "--propagation",
+            "private",
+        ])
+        .args(["sh", "-c", &script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut url = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut url)
+        .unwrap();
+    let url = url.trim().to_owned();
+    assert!(
+        url.starts_with(&format!("ws://{}:", host.address)),
+        "{url:?}"
+    );
+
+    let local = temp_git_repo();
+    let server = MockModelServer::start(vec![
+        call(
+            "call_1",
+            "shell_command",
+            json!({"command": "echo there > made.txt; ls /sys/class/net | sort | tr '\\n' ' '"}),
+        ),
+        patch(
+            "call_2",
+            "*** Begin Patch\n*** Update File: made.txt\n@@\n-there\n+patched there\n*** End Patch\n",
+        ),
+        call("call_3", "shell_command", json!({"command": "cat made.txt"})),
+        answer("Done."),
+    ])
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    home.write_config("tools.shell_type = \"shell_command\"\nsandbox_mode = \"workspace-write\"\n");
+    let file = format!(
+        "[[environments]]\nid = \"dev\"\nurl = {url}\ntoken_env_var = \"DEV_TOKEN\"\n",
+        url = toml_string(&url),
+    );
+    std::fs::write(home.path().join("environments.toml"), file).unwrap();
+    let out = osprey_async_with(
+        &home,
+        local.path(),
+        &["exec", "--json", "--environment", "dev", "work there"],
+        "",
+        &[("DEV_TOKEN", token)],
+    )
+    .await;
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let requests = server.requests();
+    let first = requests[1].output_for("call_1").unwrap();
+    let mut interfaces = ["lo".to_owned(), host.interface.clone()];
+    interfaces.sort();
+    assert!(
+        first.contains(&interfaces.join(" ")),
+        "its own network: {first}"
+    );
+    let second = requests[2].output_for("call_2").unwrap();
+    assert!(second.contains("Success."), "{second}");
+    let third = requests[3].output_for("call_3").unwrap();
+    assert!(third.contains("patched there"), "{third}");
+    assert!(
+        !served.join("made.txt").exists(),
+        "nothing landed on this machine"
+    );
+    server.verify();
+}

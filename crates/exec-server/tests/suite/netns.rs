@@ -14,66 +14,9 @@ use osprey_exec_server::uri;
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 
+use osprey_test_support::netns::{TestHost, is_root};
+
 use super::common::{osprey, run};
-
-#[expect(
-    clippy::disallowed_methods,
-    reason = "the test sets up namespaces with ip(8)"
-)]
-fn ip(args: &[&str]) -> Result<(), String> {
-    let out = std::process::Command::new("ip")
-        .args(args)
-        .output()
-        .map_err(|e| format!("ip {}: {e}", args.join(" ")))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "ip {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
-}
-
-/// Deletes the namespace (and with it the veth pair) when the test ends.
-struct Namespace(String);
-
-impl Drop for Namespace {
-    fn drop(&mut self) {
-        let _ = ip(&["netns", "del", &self.0]);
-    }
-}
-
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .map(|l| l.split_whitespace().nth(1) == Some("0"))
-        })
-        .unwrap_or(false)
-}
-
-fn setup(name: &str, host_if: &str, ns_if: &str, subnet: u8) -> Result<Namespace, String> {
-    ip(&["netns", "add", name])?;
-    let guard = Namespace(name.to_owned());
-    let host_addr = format!("10.231.{subnet}.1/30");
-    let ns_addr = format!("10.231.{subnet}.2/30");
-    ip(&[
-        "link", "add", host_if, "type", "veth", "peer", "name", ns_if,
-    ])?;
-    ip(&["link", "set", ns_if, "netns", name])?;
-    ip(&["addr", "add", &host_addr, "dev", host_if])?;
-    ip(&["link", "set", host_if, "up"])?;
-    ip(&[
-        "netns", "exec", name, "ip", "addr", "add", &ns_addr, "dev", ns_if,
-    ])?;
-    ip(&["netns", "exec", name, "ip", "link", "set", ns_if, "up"])?;
-    ip(&["netns", "exec", name, "ip", "link", "set", "lo", "up"])?;
-    Ok(guard)
-}
 
 #[tokio::test]
 #[expect(
@@ -87,14 +30,9 @@ async fn a_server_in_its_own_network_and_mount_namespace_serves_its_own_files() 
     }
     let pid = std::process::id();
     let subnet = u8::try_from(pid % 200).unwrap_or(7) + 20;
-    let name = format!("ospes{}", pid % 100_000);
-    let _ns = setup(
-        &name,
-        &format!("oh{}", pid % 100_000),
-        &format!("on{}", pid % 100_000),
-        subnet,
-    )
-    .unwrap_or_else(|e| panic!("cannot create a network namespace as root: {e}"));
+    let host = TestHost::create("es", subnet)
+        .unwrap_or_else(|e| panic!("cannot create a network namespace as root: {e}"));
+    let name = host.name.clone();
 
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let served = dir.path().join("served");
@@ -181,8 +119,7 @@ async fn a_server_in_its_own_network_and_mount_namespace_serves_its_own_files() 
     let mut lines = done.stdout.lines();
     assert_eq!(lines.next(), Some("remote.txt"), "{}", done.stdout);
     // lo and the veth end: the server's own network, not the host's.
-    let ns_if = format!("on{}", pid % 100_000);
-    let mut want = ["lo".to_owned(), ns_if];
+    let mut want = ["lo".to_owned(), host.interface.clone()];
     want.sort();
     assert_eq!(
         lines.next().map(str::trim),
