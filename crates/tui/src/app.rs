@@ -58,6 +58,7 @@ pub async fn run_main(cli: TuiCli, server: ServerOptions) -> i32 {
     let settings = crate::settings::load(&server.env);
     let trust = crate::trust::question(&server.env, &cwd);
     let history_path = crate::history::path(&server.env);
+    let test_panic = test_panic_requested(&server.env);
     let (server_tx, server_rx) = mpsc::unbounded_channel();
     let connected = match &cli.remote {
         Some(url) => match remote_token(&cli, &server.env) {
@@ -108,6 +109,7 @@ pub async fn run_main(cli: TuiCli, server: ServerOptions) -> i32 {
     let startup = Startup {
         trust,
         history_file,
+        test_panic,
     };
     let result = event_loop(state, startup, &client, server_rx, &cli, &cwd, &version).await;
     terminal::restore();
@@ -158,6 +160,20 @@ fn remote_token(
 struct Startup {
     trust: Option<crate::trust::TrustQuestion>,
     history_file: Option<std::path::PathBuf>,
+    /// F12 panics (debug builds with `OSPREY_TUI_TEST_PANIC=1` only).
+    test_panic: bool,
+}
+
+/// Debug builds only: `OSPREY_TUI_TEST_PANIC=1` makes F12 panic, so the end-to-end tests can
+/// check that a panic gives the terminal back. A release build never panics on a key.
+#[cfg(debug_assertions)]
+fn test_panic_requested(env: &std::collections::HashMap<String, String>) -> bool {
+    env.get("OSPREY_TUI_TEST_PANIC").is_some_and(|v| v == "1")
+}
+
+#[cfg(not(debug_assertions))]
+fn test_panic_requested(_env: &std::collections::HashMap<String, String>) -> bool {
+    false
 }
 
 async fn event_loop(
@@ -172,6 +188,7 @@ async fn event_loop(
     let Startup {
         trust,
         history_file,
+        test_panic,
     } = startup;
     let mut tui = Tui::new(3)?;
     let (app_tx, mut app_rx) = mpsc::unbounded_channel::<AppEvent>();
@@ -212,7 +229,14 @@ async fn event_loop(
         let term = std::future::pending::<Option<()>>();
         let actions = tokio::select! {
             event = keys.next() => match event {
-                Some(Ok(Event::Key(key))) => { dirty = true; state.on_key(key, now) }
+                Some(Ok(Event::Key(key))) => {
+                    #[cfg(debug_assertions)]
+                    if test_panic && key.code == crossterm::event::KeyCode::F(12) {
+                        panic!("F12 pressed with OSPREY_TUI_TEST_PANIC=1 (a test of the panic hook)");
+                    }
+                    dirty = true;
+                    state.on_key(key, now)
+                }
                 Some(Ok(Event::Paste(text))) => {
                     dirty = true;
                     match image_path(&text, cwd) {

@@ -1,6 +1,7 @@
 mod mcp;
 mod pty;
 mod remote;
+mod restore;
 mod sandbox;
 mod screens;
 mod sessions;

@@ -164,6 +164,17 @@ impl PtySession {
             .expect("resize the pty");
     }
 
+    /// The pty's local mode flags as words (`ICANON`, `ECHO`, …): raw mode clears
+    /// `ICANON` and `ECHO`, a restored terminal has them again. They outlive the program.
+    pub fn local_flags(&self) -> Vec<String> {
+        let termios = self.master.get_termios().expect("the pty's termios");
+        format!("{:?}", termios.local_flags)
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_owned)
+            .collect()
+    }
+
     pub fn send(&self, bytes: &[u8]) {
         let mut w = self.writer.lock().unwrap();
         w.write_all(bytes).expect("write to the pty");
