@@ -98,7 +98,7 @@ impl ExecExpiration {
 
     /// Starts the clock and resolves when the command must stop. Never resolves for
     /// [`ExecExpiration::never`].
-    pub(crate) async fn expired(self) -> Expiry {
+    pub async fn expired(self) -> Expiry {
         let Self { clock, cancel } = self;
         let timeout = async {
             match clock {

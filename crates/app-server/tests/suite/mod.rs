@@ -1,6 +1,7 @@
 mod approvals;
 mod client;
 mod differential;
+mod environments;
 mod handshake;
 mod mcp_status;
 mod python_client;

@@ -674,3 +674,53 @@ async fn the_agent_works_against_a_server_on_its_own_network() {
     );
     server.verify();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_cut_off_by_a_lost_connection_is_reported_lost() {
+    let remote = tempfile::tempdir().unwrap();
+    let local = temp_git_repo();
+    let server = MockModelServer::start(vec![
+        call(
+            "call_1",
+            "exec_command",
+            json!({"cmd": "echo waiting; sleep 30", "yield_time_ms": 300}),
+        ),
+        // Its parent is the exec server: the connection goes with it.
+        call(
+            "call_2",
+            "exec_command",
+            json!({"cmd": "kill -9 $PPID", "yield_time_ms": 2000}),
+        ),
+        call(
+            "call_3",
+            "write_stdin",
+            json!({"session_id": 1000, "chars": "", "yield_time_ms": 2000}),
+        ),
+        call("call_4", "exec_command", json!({"cmd": "echo reconnected"})),
+        answer("Done."),
+    ])
+    .await;
+    let home = home_with_environment(
+        &server,
+        remote.path(),
+        &["--sandbox", "danger-full-access"],
+        true,
+    );
+    let out = run(&home, local.path(), "lose it").await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let requests = server.requests();
+    let first = requests[1].output_for("call_1").unwrap();
+    assert!(
+        first.contains("Process running with session ID 1000"),
+        "{first}"
+    );
+    let third = requests[3].output_for("call_3").unwrap();
+    assert!(third.contains("session lost"), "{third}");
+    assert!(
+        !third.contains("Process running"),
+        "a lost session is over: {third}"
+    );
+    let fourth = requests[4].output_for("call_4").unwrap();
+    assert!(fourth.contains("reconnected"), "{fourth}");
+    server.verify();
+}
