@@ -5,3 +5,4 @@ mod restore;
 mod sandbox;
 mod screens;
 mod sessions;
+mod tmux;
