@@ -35,7 +35,7 @@ deps() {
 }
 
 build() {
-  (cd "$root" && cargo build --quiet --target "$target" -p osprey-exec-server --bin osprey-exec-server)
+  (cd "$root" && cargo build --quiet --target "$target" -p osprey-exec-server --features cli --bin osprey-exec-server)
   x86_64-w64-mingw32-gcc -O2 -shared -o "$profile_dir/bcryptprimitives.dll" \
     "$root/scripts/wine/bcryptprimitives.c" -ladvapi32
   echo "$profile_dir/osprey-exec-server.exe"

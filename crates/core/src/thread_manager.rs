@@ -460,13 +460,20 @@ impl Shared {
 
     async fn spawn(
         self: &Arc<Self>,
-        config: Config,
+        mut config: Config,
         model: ModelClient,
         mut init: SessionInit,
     ) -> Result<Arc<OspreyThread>, CoreError> {
         let environment = ToolEnvironment::for_thread(&config, &self.env)
             .await
             .map_err(CoreError::Invalid)?;
+        if let Some(remote) = environment.remote() {
+            // Resolved, so that sub-agents start in the same environment (whatever chose it).
+            config.environment = Some(osprey_config::EnvironmentSelection {
+                id: remote.id().to_owned(),
+                cwd: Some(remote.cwd().clone()),
+            });
+        }
         let remote_instructions = remote_project_instructions(&environment, &config).await;
         let (thread_mcp, mcp_warnings) = self.start_mcp(&config).await;
         let mcp = Arc::clone(&thread_mcp.manager);

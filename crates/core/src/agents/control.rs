@@ -158,7 +158,14 @@ impl AgentControl {
         place: &AgentPlace,
     ) -> Result<osprey_config::Config, CollabError> {
         let mut config = (*turn.config).clone();
-        config.cwd = turn.cwd.clone();
+        match config.environment.as_mut() {
+            // A remote parent's cwd is a path on the server: the child works there too, and
+            // this machine's directory (where a transport program starts) stays as it was.
+            Some(remote) if remote.id != osprey_exec_server::environments::LOCAL_ID => {
+                remote.cwd = Some(turn.cwd.clone());
+            }
+            _ => config.cwd = turn.cwd.clone(),
+        }
         let refused = |e: osprey_config::ConfigError| CollabError::Spawn(e.to_string());
         config
             .set_approval_policy(turn.approval_policy)
