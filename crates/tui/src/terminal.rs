@@ -12,6 +12,14 @@
 //! inline viewport's place by asking the terminal where the cursor is; [`InlineBackend`]
 //! answers that from where it last put the cursor, so only the very first placement asks
 //! the terminal.
+//!
+//! # Resizes
+//!
+//! A terminal that re-wraps its lines on a resize (tmux, kitty, VTE) moves the live area by
+//! an amount only it knows. The terminal's cursor is therefore kept hidden at the live
+//! area's top-left between frames (the caret is a reversed cell), and after a resize the
+//! terminal is asked where that cursor is: the old live area starts there, and is cleared
+//! from there down before the new one is drawn.
 
 use std::io::{self, Stdout, Write};
 use std::sync::Arc;
@@ -200,7 +208,17 @@ impl Tui {
         if height == self.height && !resized {
             return Ok(());
         }
-        let top = self.terminal.get_frame().area().y;
+        let top = if resized {
+            // The terminal may have re-wrapped its lines (tmux, kitty, VTE do), moving the
+            // live area. Its first row starts where the parked cursor now is (a cell at
+            // column 0 stays at the start of its line when lines re-wrap); ask for it.
+            match crossterm::cursor::position() {
+                Ok((_, row)) => row,
+                Err(_) => self.terminal.get_frame().area().y,
+            }
+        } else {
+            self.terminal.get_frame().area().y
+        };
         let top = top.min(size.height.saturating_sub(1));
         // Clears from the viewport's top to the end of the screen.
         self.terminal
@@ -231,7 +249,10 @@ impl Tui {
         Ok(())
     }
 
-    /// Draws the live area; `cursor` (column, row within the area) shows the caret.
+    /// Draws the live area; `cursor` (column, row within the area) is where the caret is
+    /// drawn (a reversed cell). The terminal's own cursor is hidden and parked at the live
+    /// area's top-left, so that after a resize its position tells where the terminal moved
+    /// the live area ([`Tui::set_height`]).
     pub fn draw(&mut self, lines: &[Line<'static>], cursor: Option<(u16, u16)>) -> io::Result<()> {
         self.terminal.draw(|frame| {
             let area: Rect = frame.area();
@@ -239,13 +260,17 @@ impl Tui {
             if let Some((x, y)) = cursor
                 && y < area.height
             {
-                frame.set_cursor_position(Position::new(
-                    area.x + x.min(area.width.saturating_sub(1)),
-                    area.y + y,
-                ));
+                let caret = Position::new(area.x + x.min(area.width.saturating_sub(1)), area.y + y);
+                if let Some(cell) = frame.buffer_mut().cell_mut(caret) {
+                    cell.modifier.insert(ratatui::style::Modifier::REVERSED);
+                }
             }
         })?;
-        Ok(())
+        let top = self.terminal.get_frame().area().y;
+        self.terminal
+            .backend_mut()
+            .set_cursor_position(Position::new(0, top))?;
+        Backend::flush(self.terminal.backend_mut())
     }
 
     /// Draws a full-screen view on the alternate screen, entering it first; the inline

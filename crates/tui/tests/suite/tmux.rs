@@ -110,8 +110,10 @@ fn count(screen: &str, needle: &str) -> usize {
     words(screen).matches(needle).count()
 }
 
+/// Regression: a re-wrapping terminal left the old live area's first wrapped row above the
+/// redrawn one (the UI cleared from the row where the live area had been, not where the
+/// terminal had moved it).
 #[test]
-#[ignore = "known bug: a terminal that re-wraps its lines on resize (tmux, kitty, VTE) leaves the old live area's first wrapped row above the redrawn one; see docs/tui.md, Not built yet"]
 fn resizing_mid_stream_in_tmux_redraws_at_the_new_size_without_stale_lines() {
     if which_tmux().is_none() {
         assert!(
