@@ -127,7 +127,16 @@ pub async fn run_main(cli: TuiCli, server: ServerOptions) -> i32 {
                 );
             }
             if let Some(id) = &state.thread_id {
-                let _ = writeln!(stdout, "To continue this session, run: osprey resume {id}");
+                // A remote server holds the session: resuming goes through it again.
+                let remote = cli
+                    .remote
+                    .as_ref()
+                    .map(|url| format!(" --remote {url}"))
+                    .unwrap_or_default();
+                let _ = writeln!(
+                    stdout,
+                    "To continue this session, run: osprey resume {id}{remote}"
+                );
             }
             0
         }

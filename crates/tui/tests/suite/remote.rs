@@ -110,6 +110,13 @@ fn remote_ui_talks_to_a_listening_app_server_and_says_when_it_goes_away() {
     tui.send(b"\x03");
     tui.send(b"\x03");
     assert!(tui.wait_exit());
+    let screen = tui.wait_text("To continue this session, run: osprey resume ");
+    // The line may wrap at the screen's width: compare without whitespace.
+    let flat: String = screen.split_whitespace().collect();
+    assert!(
+        flat.contains(&format!("--remote{}", app_server.url)),
+        "the resume line goes through the same server: {screen}"
+    );
 }
 
 #[test]
