@@ -65,22 +65,24 @@ pub fn permissions_message(approval: AskForApproval, sandbox: &SandboxPolicy) ->
 }
 
 /// The user-context message with the environment (and project instructions, when present).
-/// With a remote environment (`environment` = its id), the cwd and shell are the exec
-/// server's, and an `<environments>` entry (Codex's form) names where the tools act.
+/// With a remote environment, the cwd and shell are the exec server's (its paths as the
+/// model writes them there: `C:\\…` on Windows), and an `<environments>` entry (Codex's
+/// form) names where the tools act.
 pub fn environment_context(
     turn: &TurnContext,
     shell_name: &str,
-    environment: Option<&str>,
+    environment: &crate::environment::ToolEnvironment,
 ) -> String {
     let now = chrono::Local::now();
+    let cwd = environment.path_for_model(&turn.cwd);
     let mut text = String::from("<environment_context>\n");
-    let _ = writeln!(text, "  <cwd>{}</cwd>", turn.cwd.display());
+    let _ = writeln!(text, "  <cwd>{cwd}</cwd>");
     let _ = writeln!(text, "  <shell>{shell_name}</shell>");
-    if let Some(id) = environment {
+    if let Some(remote) = environment.remote() {
         let _ = writeln!(
             text,
-            "  <environments>\n    <environment id=\"{id}\" primary=\"true\"><cwd>{}</cwd><shell>{shell_name}</shell></environment>\n  </environments>",
-            turn.cwd.display()
+            "  <environments>\n    <environment id=\"{}\" primary=\"true\"><cwd>{cwd}</cwd><shell>{shell_name}</shell></environment>\n  </environments>",
+            remote.id()
         );
     }
     let _ = writeln!(
@@ -107,9 +109,13 @@ pub fn environment_context(
     let _ = writeln!(text, "  <network_access>{network}</network_access>");
     if let SandboxPolicy::WorkspaceWrite { writable_roots, .. } = &turn.sandbox_policy {
         text.push_str("  <writable_roots>\n");
-        let _ = writeln!(text, "    <root>{}</root>", turn.cwd.display());
+        let _ = writeln!(text, "    <root>{cwd}</root>");
         for root in writable_roots {
-            let _ = writeln!(text, "    <root>{}</root>", root.display());
+            let _ = writeln!(
+                text,
+                "    <root>{}</root>",
+                environment.path_for_model(root)
+            );
         }
         text.push_str("  </writable_roots>\n");
     }

@@ -510,11 +510,17 @@ impl Shared {
             (None, Some(path)) => Shell::new(path),
             (None, None) => osprey_shell::default_user_shell(),
         };
-        let shell_name = shell
-            .path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "sh".to_string());
+        // A server names its shell itself (its path may be `C:\…`, not a path here).
+        let remote_shell_name = environment
+            .remote()
+            .and_then(|remote| remote.shell().map(|(name, _)| name.to_owned()));
+        let shell_name = remote_shell_name.unwrap_or_else(|| {
+            shell
+                .path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "sh".to_string())
+        });
         let max_sessions = config.tools.unified_exec_max_sessions;
         let (policy, rule_errors) = if self.ignore_rules {
             (ExecPolicy::without_rules(), Vec::new())

@@ -724,3 +724,157 @@ async fn a_session_cut_off_by_a_lost_connection_is_reported_lost() {
     assert!(fourth.contains("reconnected"), "{fourth}");
     server.verify();
 }
+
+/// The Windows exec server (cross-compiled, `bash scripts/wine-exec-server.sh build`) under
+/// Wine, or why it cannot run here. `OSPREY_REQUIRE_WINE=1` (set by the test dependencies'
+/// script once Wine and mingw are installed) turns a missing piece into a failure.
+fn windows_server() -> Option<std::path::PathBuf> {
+    let exe = workspace_binary("osprey")
+        .parent()
+        .and_then(Path::parent)
+        .map(|target| target.join("x86_64-pc-windows-gnu/debug/osprey-exec-server.exe"))?;
+    let wine = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .any(|dir| dir.join("wine").is_file());
+    let shim = exe.with_file_name("bcryptprimitives.dll");
+    if wine && exe.is_file() && shim.is_file() {
+        return Some(exe);
+    }
+    let why = format!(
+        "the Windows exec server under Wine needs `wine` on PATH and {} with bcryptprimitives.dll beside it (bash scripts/wine-exec-server.sh build)",
+        exe.display()
+    );
+    assert!(
+        std::env::var("OSPREY_REQUIRE_WINE").as_deref() != Ok("1"),
+        "OSPREY_REQUIRE_WINE=1 but {why}"
+    );
+    eprintln!("skipped: {why}");
+    None
+}
+
+/// Osprey's agent against the Windows exec server under Wine: the shell is cmd.exe (never
+/// /bin/bash), shell_command and exec_command derive cmd's arguments, apply_patch keeps a
+/// CRLF file CRLF through fs calls on Windows paths, the file tools read Windows paths, and
+/// a timeout kills the command.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_drives_a_windows_exec_server_under_wine() {
+    let Some(exe) = windows_server() else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().canonicalize().unwrap();
+    let prefix = tempfile::tempdir().unwrap();
+    std::fs::write(dir.join("notes.txt"), "alpha\r\nbeta\r\n").unwrap();
+    // Wine maps this machine's / to drive Z:.
+    let win_dir = format!("Z:{}", dir.display().to_string().replace('/', "\\"));
+    let local = temp_git_repo();
+    let server = MockModelServer::start(vec![
+        call(
+            "call_1",
+            "shell_command",
+            json!({"command": "echo %COMSPEC% & echo made> made.txt & type made.txt"}),
+        ),
+        patch(
+            "call_2",
+            "*** Begin Patch\n*** Update File: notes.txt\n@@\n alpha\n-beta\n+gamma\n*** End Patch\n",
+        ),
+        call("call_3", "read_file", json!({"file_path": format!("{win_dir}\\notes.txt")})),
+        call("call_4", "list_dir", json!({"dir_path": win_dir.clone()})),
+        call(
+            "call_5",
+            "shell_command",
+            json!({"command": "ping -n 30 127.0.0.1 >NUL & echo never", "timeout_ms": 1500}),
+        ),
+        answer("Done."),
+    ])
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    home.write_config(
+        "tools.shell_type = \"shell_command\"\ntools.read_file = true\ntools.list_dir = true\nsandbox_mode = \"workspace-write\"\n",
+    );
+    let args = [
+        exe.display().to_string(),
+        "--listen".to_owned(),
+        "stdio".to_owned(),
+        "--sandbox".to_owned(),
+        "danger-full-access".to_owned(),
+        "--root".to_owned(),
+        win_dir.clone(),
+    ];
+    let file = format!(
+        "[[environments]]\nid = \"win\"\nprogram = \"wine\"\nargs = {args}\ncwd = {cwd}\ninitialize_timeout_sec = 120\nenv = {{ WINEPREFIX = {prefix}, WINEDEBUG = \"-all\", WINEDLLOVERRIDES = \"mscoree,mshtml=\" }}\n",
+        args = serde_json::to_string(&args).unwrap(),
+        cwd = toml_string(&dir.display().to_string()),
+        prefix = toml_string(&prefix.path().display().to_string()),
+    );
+    std::fs::write(home.path().join("environments.toml"), file).unwrap();
+    let out = osprey_async(
+        &home,
+        local.path(),
+        &["exec", "--json", "--environment", "win", "work on windows"],
+        "",
+    )
+    .await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let requests = server.requests();
+    let context = requests[0].user_texts().join("\n");
+    assert!(
+        context.contains("<shell>cmd"),
+        "cmd.exe, never bash: {context}"
+    );
+    let first = requests[1].output_for("call_1").unwrap();
+    assert!(first.to_lowercase().contains("cmd.exe"), "{first}");
+    assert!(first.contains("made"), "{first}");
+    assert!(!first.contains("/bin/bash"), "{first}");
+    let second = requests[2].output_for("call_2").unwrap();
+    assert!(second.contains("Success."), "{second}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+        "alpha\r\ngamma\r\n",
+        "CRLF kept"
+    );
+    let third = requests[3].output_for("call_3").unwrap();
+    assert!(third.contains("gamma"), "{third}");
+    let fourth = requests[4].output_for("call_4").unwrap();
+    assert!(fourth.contains("made.txt"), "{fourth}");
+    let fifth = requests[5].output_for("call_5").unwrap();
+    assert!(fifth.contains("timed out"), "{fifth}");
+    assert!(!fifth.contains("never"), "{fifth}");
+    server.verify();
+
+    // exec_command without `shell` uses the server's shell too (the seed ran /bin/bash).
+    let server = MockModelServer::start(vec![
+        call(
+            "call_1",
+            "exec_command",
+            json!({"cmd": "echo %COMSPEC%", "yield_time_ms": 5000}),
+        ),
+        answer("Done."),
+    ])
+    .await;
+    let exec_home = TempHome::for_server(&server, WireApi::Responses);
+    std::fs::copy(
+        home.path().join("environments.toml"),
+        exec_home.path().join("environments.toml"),
+    )
+    .unwrap();
+    let out = osprey_async(
+        &exec_home,
+        local.path(),
+        &["exec", "--json", "--environment", "win", "which shell"],
+        "",
+    )
+    .await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let output = server.requests()[1].output_for("call_1").unwrap();
+    assert!(output.to_lowercase().contains("cmd.exe"), "{output}");
+    assert!(output.contains("Process exited with code 0"), "{output}");
+    let events = jsonl(&out);
+    let command = events
+        .iter()
+        .find(|e| e["type"] == "item.started" && e["item"]["type"] == "command_execution")
+        .map(|e| e["item"]["command"].as_str().unwrap_or_default().to_owned())
+        .unwrap_or_default();
+    assert!(command.to_lowercase().contains("cmd.exe"), "{command}");
+    assert!(!command.contains("bash"), "{command}");
+    server.verify();
+}

@@ -7,6 +7,7 @@
 //! first tool call. Approvals stay on this machine; commands run under the exec server's
 //! own sandbox; files are read and written through its fs calls.
 
+pub mod paths;
 pub mod remote;
 pub mod remote_files;
 pub mod remote_process;
@@ -72,6 +73,21 @@ impl ToolEnvironment {
         Ok(Self::Remote(Arc::new(remote)))
     }
 
+    /// The path translation when the tools act on a Windows server.
+    pub fn windows_paths(&self) -> Option<paths::WindowsPaths> {
+        self.remote()
+            .filter(|remote| remote.is_windows())
+            .map(|_| paths::WindowsPaths)
+    }
+
+    /// A path as the model should read it: a Windows server's as `C:\x`.
+    pub fn path_for_model(&self, path: &Path) -> String {
+        match self.windows_paths() {
+            Some(windows) => windows.to_model(path),
+            None => path.display().to_string(),
+        }
+    }
+
     pub fn remote(&self) -> Option<&Arc<RemoteEnvironment>> {
         match self {
             Self::Local => None,
@@ -108,6 +124,10 @@ impl ToolEnvironment {
         let Some(workdir) = workdir.filter(|w| !w.trim().is_empty()) else {
             return Ok(cwd.to_path_buf());
         };
+        let workdir = match self.windows_paths() {
+            Some(windows) => windows.from_model(workdir),
+            None => workdir.to_owned(),
+        };
         let path = cwd.join(workdir);
         let files = remote_files::RemoteFiles::new(Arc::clone(remote));
         let probe = path.clone();
@@ -118,9 +138,9 @@ impl ToolEnvironment {
             Ok(meta) if meta.is_directory => Ok(path),
             _ => Err(ToolError::RespondToModel(format!(
                 "workdir {} is not an existing directory in environment `{}`; pass a directory that exists there (absolute, or relative to {})",
-                path.display(),
+                self.path_for_model(&path),
                 remote.id(),
-                cwd.display()
+                self.path_for_model(cwd)
             ))),
         }
     }

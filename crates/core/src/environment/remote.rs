@@ -142,6 +142,11 @@ impl RemoteEnvironment {
             .map(|s| (s.name.as_str(), s.path.as_str()))
     }
 
+    /// Whether the server is a Windows machine (its paths are `C:\…`).
+    pub fn is_windows(&self) -> bool {
+        self.info.platform_os.as_deref() == Some("windows")
+    }
+
     /// The connection to use now: the current one while it is up, else a new one
     /// (after backoff, resuming the old session when the server can).
     pub async fn client(&self) -> Result<Arc<ExecServerClient>, String> {

@@ -498,16 +498,10 @@ pub(crate) fn initial_context(session: &Session, turn: &TurnContext) -> Vec<Resp
             crate::project_doc::instructions_message(&turn.cwd, &doc),
         ));
     }
-    let environment = session
-        .services
-        .commands
-        .environment
-        .remote()
-        .map(|remote| remote.id().to_owned());
     items.push(ResponseItem::user_text(prompt::environment_context(
         turn,
         &session.shell_name,
-        environment.as_deref(),
+        &session.services.commands.environment,
     )));
     let start = turn_start(session, turn, "");
     let inspectors = TurnInspectors::for_turn(&session.profile, &start.view());

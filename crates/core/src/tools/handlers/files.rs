@@ -6,6 +6,7 @@
 //! never change anything, so they run side by side with each other.
 
 use crate::environment::ToolEnvironment;
+use crate::environment::paths::WindowsPaths;
 use crate::environment::remote_files::RemoteFiles;
 use crate::tools::call::{ToolError, ToolOutput};
 use crate::tools::context::ToolInvocation;
@@ -28,6 +29,23 @@ where
         .map_err(|e| ToolError::RespondToModel(format!("the tool stopped unexpectedly: {e}")))?
 }
 
+/// The path arguments of a file tool call (`file_path`, `dir_path`, `path`) written the
+/// Windows way, in this side's form of a Windows server's paths.
+fn windows_arguments(inv: &mut ToolInvocation, windows: WindowsPaths) {
+    let crate::tools::call::ToolPayload::Function { arguments } = &mut inv.call.payload else {
+        return;
+    };
+    let Ok(serde_json::Value::Object(mut map)) = serde_json::from_str(arguments) else {
+        return;
+    };
+    for key in ["file_path", "dir_path", "path"] {
+        if let Some(serde_json::Value::String(path)) = map.get_mut(key) {
+            *path = windows.from_model(path);
+        }
+    }
+    *arguments = serde_json::Value::Object(map).to_string();
+}
+
 macro_rules! file_tool {
     ($handler:ident, $name:path, $args:ty, $spec:path, $func:path, $remote_func:path) => {
         /// Reads here, or through the exec server of a remote environment.
@@ -45,7 +63,11 @@ macro_rules! file_tool {
                 false
             }
 
-            async fn handle(&self, inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
+            async fn handle(&self, mut inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
+                let windows = self.environment.windows_paths();
+                if let Some(windows) = windows {
+                    windows_arguments(&mut inv, windows);
+                }
                 let args: $args = inv.call.arguments()?;
                 let cwd: PathBuf = inv.turn.cwd.clone();
                 let remote = self
@@ -57,9 +79,13 @@ macro_rules! file_tool {
                         Some(files) => $remote_func(files, &args, &cwd),
                         None => $func(&args, &cwd),
                     };
+                    let for_model = |text: String| match windows {
+                        Some(windows) => windows.output_for_model(&text),
+                        None => text,
+                    };
                     result
-                        .map(ToolOutput::success)
-                        .map_err(|e| ToolError::RespondToModel(e.to_string()))
+                        .map(|text| ToolOutput::success(for_model(text)))
+                        .map_err(|e| ToolError::RespondToModel(for_model(e.to_string())))
                 })
                 .await
             }
@@ -108,7 +134,10 @@ impl ToolHandler for ViewImageHandler {
         false
     }
 
-    async fn handle(&self, inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
+    async fn handle(&self, mut inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
+        if let Some(windows) = self.environment.windows_paths() {
+            windows_arguments(&mut inv, windows);
+        }
         let args: ViewImageArgs = inv.call.arguments()?;
         let path = if Path::new(&args.path).is_absolute() {
             PathBuf::from(&args.path)
