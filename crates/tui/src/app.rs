@@ -56,6 +56,10 @@ pub async fn run_main(cli: TuiCli, server: ServerOptions) -> i32 {
     }
     let version = server.version.clone();
     let settings = crate::settings::load(&server.env);
+    let theme = crate::render::theme::Theme::choose(
+        settings.as_ref().map(|s| s.theme).unwrap_or_default(),
+        &server.env,
+    );
     let trust = crate::trust::question(&server.env, &cwd);
     let history_path = crate::history::path(&server.env);
     let test_panic = test_panic_requested(&server.env);
@@ -110,6 +114,7 @@ pub async fn run_main(cli: TuiCli, server: ServerOptions) -> i32 {
         trust,
         history_file,
         test_panic,
+        theme,
     };
     let result = event_loop(state, startup, &client, server_rx, &cli, &cwd, &version).await;
     terminal::restore();
@@ -171,6 +176,8 @@ struct Startup {
     history_file: Option<std::path::PathBuf>,
     /// F12 panics (debug builds with `OSPREY_TUI_TEST_PANIC=1` only).
     test_panic: bool,
+    /// The background the colours are drawn for.
+    theme: crate::render::theme::Theme,
 }
 
 /// Debug builds only: `OSPREY_TUI_TEST_PANIC=1` makes F12 panic, so the end-to-end tests can
@@ -198,8 +205,10 @@ async fn event_loop(
         trust,
         history_file,
         test_panic,
+        theme,
     } = startup;
     let mut tui = Tui::new(3)?;
+    tui.theme = theme;
     let (app_tx, mut app_rx) = mpsc::unbounded_channel::<AppEvent>();
     let ctx = Ctx {
         client: client.clone(),

@@ -12,6 +12,7 @@
 //! [tui]
 //! alternate_screen = true    # full-screen view, as `--alt-screen`
 //! share_shell_output = true  # every !cmd reaches the model, as !!cmd does
+//! theme = "light"            # "auto" (COLORFGBG decides), "light" or "dark"
 //! ```
 
 use std::collections::HashMap;
@@ -24,6 +25,8 @@ pub struct TuiSettings {
     pub hide_agent_reasoning: bool,
     /// `[history] persistence = "none"`: sent messages are not saved in history.jsonl.
     pub no_history: bool,
+    /// `[tui] theme`: the background the colours are chosen for.
+    pub theme: crate::render::theme::ThemeSetting,
 }
 
 /// Where the user's config.toml is, from the environment the server was given.
@@ -85,11 +88,24 @@ fn parse(text: &str) -> Result<TuiSettings, String> {
             "[tui] {key} must be true or false, not {other}; the UI uses false"
         )),
     };
+    use crate::render::theme::ThemeSetting;
+    let theme = match tui.get("theme") {
+        None => ThemeSetting::Auto,
+        Some(toml::Value::String(s)) if s == "auto" => ThemeSetting::Auto,
+        Some(toml::Value::String(s)) if s == "light" => ThemeSetting::Light,
+        Some(toml::Value::String(s)) if s == "dark" => ThemeSetting::Dark,
+        Some(other) => {
+            return Err(format!(
+                "[tui] theme must be \"auto\", \"light\" or \"dark\", not {other}"
+            ));
+        }
+    };
     Ok(TuiSettings {
         alternate_screen: flag("alternate_screen")?,
         share_shell_output: flag("share_shell_output")?,
         hide_agent_reasoning,
         no_history,
+        theme,
     })
 }
 
@@ -108,8 +124,15 @@ mod tests {
                 share_shell_output: true,
                 hide_agent_reasoning: false,
                 no_history: false,
+                theme: crate::render::theme::ThemeSetting::Auto,
             })
         );
+        assert_eq!(
+            parse("[tui]\ntheme = \"light\"\n").map(|s| s.theme),
+            Ok(crate::render::theme::ThemeSetting::Light)
+        );
+        let err = parse("[tui]\ntheme = \"solarized\"\n").unwrap_err();
+        assert!(err.contains("[tui] theme must be"), "{err}");
         assert_eq!(
             parse("[history]\npersistence = \"none\"\n").map(|s| s.no_history),
             Ok(true)

@@ -172,6 +172,8 @@ pub struct Tui {
     pub resized: Arc<AtomicBool>,
     /// A full-screen view on the alternate screen (the pager), while one is open.
     fullscreen: Option<Terminal<InlineBackend>>,
+    /// The background the colours are drawn for.
+    pub theme: crate::render::theme::Theme,
 }
 
 impl Tui {
@@ -191,6 +193,7 @@ impl Tui {
             height: height.max(1),
             resized: Arc::new(AtomicBool::new(false)),
             fullscreen: None,
+            theme: crate::render::theme::Theme::Dark,
         })
     }
 
@@ -242,8 +245,10 @@ impl Tui {
         for chunk in lines.chunks(usize::from(size.height.max(1))) {
             let chunk = chunk.to_vec();
             let height = u16::try_from(chunk.len()).unwrap_or(u16::MAX);
+            let theme = self.theme;
             self.terminal.insert_before(height, |buf| {
                 crate::render::draw_lines(&chunk, buf.area, buf);
+                theme.adapt(buf, buf.area);
             })?;
         }
         Ok(())
@@ -254,9 +259,11 @@ impl Tui {
     /// area's top-left, so that after a resize its position tells where the terminal moved
     /// the live area ([`Tui::set_height`]).
     pub fn draw(&mut self, lines: &[Line<'static>], cursor: Option<(u16, u16)>) -> io::Result<()> {
+        let theme = self.theme;
         self.terminal.draw(|frame| {
             let area: Rect = frame.area();
             crate::render::draw_lines(lines, area, frame.buffer_mut());
+            theme.adapt(frame.buffer_mut(), area);
             if let Some((x, y)) = cursor
                 && y < area.height
             {
@@ -295,9 +302,11 @@ impl Tui {
                 self.fullscreen.insert(t)
             }
         };
+        let theme = self.theme;
         fullscreen.draw(|frame| {
             let area = frame.area();
             crate::render::draw_lines(lines, area, frame.buffer_mut());
+            theme.adapt(frame.buffer_mut(), area);
             if let Some((x, y)) = cursor
                 && y < area.height
             {

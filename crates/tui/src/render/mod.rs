@@ -8,6 +8,7 @@ mod collab;
 pub mod highlight;
 pub mod markdown;
 pub mod popup;
+pub mod theme;
 pub mod wrap;
 
 use std::time::Duration;

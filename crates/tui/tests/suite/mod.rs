@@ -5,4 +5,5 @@ mod restore;
 mod sandbox;
 mod screens;
 mod sessions;
+mod theme;
 mod tmux;
