@@ -20,6 +20,16 @@ if ! command -v bwrap >/dev/null 2>&1; then
   fi
 fi
 
+# tmux runs the TUI's resize test in a terminal that re-wraps lines (Debian package).
+if ! command -v tmux >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux) >&2 \
+      || echo "install-test-deps: could not install tmux; the TUI's tmux resize test will fail" >&2
+  else
+    echo "install-test-deps: tmux is missing and apt-get is not available" >&2
+  fi
+fi
+
 # The Windows exec server's test under Wine (crates/exec-server/tests/suite/wine.rs): the
 # mingw cross compiler and Wine (Debian packages) and Rust's x86_64-pc-windows-gnu target.
 # scripts/test.sh then builds osprey-exec-server.exe; the test must run once these are here.
