@@ -32,11 +32,11 @@ pub(crate) enum CallVerdict {
         output: ToolOutput,
         warning: String,
     },
-    /// Do not run the batch: answer every call with `output` and go on with the turn (the
-    /// model gets another request). Inspectors after the one that says so do not see the
-    /// batch, since it did not run.
+    /// Do not run these calls (by call id): each gets its own output, and the rest of the
+    /// batch runs (when nothing is left, the model gets another request). Inspectors after
+    /// the one that says so see only the calls that run.
     Answer {
-        output: ToolOutput,
+        outputs: Vec<(String, ToolOutput)>,
     },
 }
 
@@ -114,21 +114,33 @@ impl TurnInspectors {
         }
     }
 
-    /// Every inspector sees the batch; the first that stops the turn decides. An inspector
-    /// that answers the batch instead of running it ends the round: the later ones never
-    /// see a batch that did not run.
+    /// Every inspector sees the calls still to run; the first that stops the turn decides.
+    /// Calls an inspector answers instead of running are taken out of what the later ones
+    /// see: they never see a call that did not run.
     pub(crate) fn before_tool_calls(&mut self, calls: &[ToolCall]) -> CallVerdict {
-        let mut verdict = CallVerdict::Run;
+        let mut remaining: Vec<ToolCall> = calls.to_vec();
+        let mut answered: Vec<(String, ToolOutput)> = Vec::new();
+        let mut stop = None;
         for inspector in &mut self.inspectors {
-            let said = inspector.before_tool_calls(calls);
-            if matches!(verdict, CallVerdict::Run) {
-                if matches!(said, CallVerdict::Answer { .. }) {
-                    return said;
+            if remaining.is_empty() {
+                break;
+            }
+            match inspector.before_tool_calls(&remaining) {
+                CallVerdict::Run => {}
+                CallVerdict::Answer { outputs } => {
+                    remaining.retain(|call| !outputs.iter().any(|(id, _)| *id == call.call_id));
+                    answered.extend(outputs);
                 }
-                verdict = said;
+                said @ CallVerdict::StopTurn { .. } => {
+                    stop.get_or_insert(said);
+                }
             }
         }
-        verdict
+        match stop {
+            Some(stop) => stop,
+            None if answered.is_empty() => CallVerdict::Run,
+            None => CallVerdict::Answer { outputs: answered },
+        }
     }
 
     pub(crate) fn after_tool_outputs(&mut self, outputs: &mut [ResponseItem]) {
@@ -190,10 +202,14 @@ mod tests {
                 arguments: r#"{"path":"a.py","content":"x = 2\n"}"#.to_string(),
             },
         };
-        let CallVerdict::Answer { output } = set.before_tool_calls(std::slice::from_ref(&write))
+        let CallVerdict::Answer { outputs } = set.before_tool_calls(std::slice::from_ref(&write))
         else {
             panic!("an unread file is shown, not overwritten");
         };
+        let [(id, output)] = outputs.as_slice() else {
+            panic!("one answer for the one call: {outputs:?}");
+        };
+        assert_eq!(id, "w");
         assert!(output.text.contains("1\tx = 1"), "{}", output.text);
         // The same write again runs: the loop guard never saw the refused one.
         assert!(matches!(set.before_tool_calls(&[write]), CallVerdict::Run));

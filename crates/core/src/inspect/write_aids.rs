@@ -156,14 +156,17 @@ impl ReadBeforeWrite {
 }
 
 impl TurnInspector for ReadBeforeWrite {
+    /// Only the writes of unread files are refused, each with its own file shown; the rest
+    /// of the batch (reads included, so they count as read) runs.
     fn before_tool_calls(&mut self, calls: &[ToolCall]) -> CallVerdict {
-        let refusals: Vec<String> = calls.iter().filter_map(|c| self.check(c)).collect();
-        if refusals.is_empty() {
+        let outputs: Vec<(String, ToolOutput)> = calls
+            .iter()
+            .filter_map(|c| Some((c.call_id.clone(), ToolOutput::failure(self.check(c)?))))
+            .collect();
+        if outputs.is_empty() {
             CallVerdict::Run
         } else {
-            CallVerdict::Answer {
-                output: ToolOutput::failure(refusals.join("\n\n")),
-            }
+            CallVerdict::Answer { outputs }
         }
     }
 }
@@ -493,9 +496,12 @@ mod tests {
         .unwrap();
         let mut aid = ReadBeforeWrite::new(&start(dir.path()));
         let guess = write("a", "./pages.py", "def pages(n, k):\n    return n / k\n");
-        let CallVerdict::Answer { output } = aid.before_tool_calls(std::slice::from_ref(&guess))
+        let CallVerdict::Answer { outputs } = aid.before_tool_calls(std::slice::from_ref(&guess))
         else {
             panic!("the first write of an unread file is refused");
+        };
+        let [(_, output)] = outputs.as_slice() else {
+            panic!("one answer: {outputs:?}");
         };
         assert!(!output.success);
         assert!(

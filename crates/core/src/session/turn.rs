@@ -211,7 +211,7 @@ async fn step(
     let usage_event = usage
         .as_ref()
         .map(|usage| account_usage(session, state, usage));
-    let calls = record_response(session, state, &items).await;
+    let mut calls = record_response(session, state, &items).await;
     if calls.is_empty() {
         emit_usage(session, turn, usage_event);
         if state.steer.has_pending() {
@@ -243,11 +243,20 @@ async fn step(
             state.last_agent_message.get_or_insert(warning);
             return Step::End(TurnEnd::Completed);
         }
-        CallVerdict::Answer { output } => {
-            // Not run: the answer goes to the model, which tries again.
-            session.record(calls.iter().map(|call| call.output_item(output.clone())));
-            emit_usage(session, turn, usage_event);
-            return Step::Continue;
+        CallVerdict::Answer { outputs } => {
+            // Not run: each answer goes to the model; the other calls run.
+            let (answered, rest): (Vec<ToolCall>, Vec<ToolCall>) = calls
+                .into_iter()
+                .partition(|call| outputs.iter().any(|(id, _)| *id == call.call_id));
+            session.record(answered.iter().filter_map(|call| {
+                let (_, output) = outputs.iter().find(|(id, _)| *id == call.call_id)?;
+                Some(call.output_item(output.clone()))
+            }));
+            if rest.is_empty() {
+                emit_usage(session, turn, usage_event);
+                return Step::Continue;
+            }
+            calls = rest;
         }
     }
     let outcome = run_calls(session, turn, state, calls, cancel).await;

@@ -5,6 +5,7 @@ mod escalation;
 mod file_change_items;
 mod harness;
 mod interrupt;
+mod local_aids;
 mod mcp_approvals;
 mod requirements;
 mod sandboxed_patch;

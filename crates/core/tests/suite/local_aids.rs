@@ -1,0 +1,77 @@
+//! The local model's harness aids through a whole turn, with the scripted mock standing in
+//! for the embedded model (a provider factory for `local` that opens an HTTP client to the
+//! mock), so the small tool profile and its inspectors are what runs.
+
+use super::harness::*;
+use async_trait::async_trait;
+use osprey_config::ModelProviderInfo;
+use osprey_model::{ModelClient, ModelError, ModelProviderFactory};
+use osprey_test_support::*;
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use std::sync::Arc;
+
+/// `local`, answered by the mock server.
+struct MockAsLocal(ModelProviderInfo);
+
+#[async_trait]
+impl ModelProviderFactory for MockAsLocal {
+    fn provider_id(&self) -> &str {
+        osprey_config::LOCAL_PROVIDER_ID
+    }
+
+    async fn open(&self, _config: &osprey_config::Config) -> Result<ModelClient, ModelError> {
+        ModelClient::new(self.0.clone(), &|_| Some(TEST_API_KEY.to_owned()))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_write_does_not_stop_the_reads_of_its_batch() {
+    let repo = temp_git_repo();
+    std::fs::write(repo.path().join("a.py"), "x = 1\n").unwrap();
+    std::fs::write(repo.path().join("b.py"), "y = 2\n").unwrap();
+    let read = ev_function_call(
+        "call_read",
+        "read_file",
+        &json!({"file_path": "b.py"}).to_string(),
+    );
+    let write = ev_function_call(
+        "call_write",
+        "write_file",
+        &json!({"path": "a.py", "content": "x = 3\n"}).to_string(),
+    );
+    let server = MockModelServer::start(vec![
+        sse_turn(vec![read, write]),
+        sse_turn(vec![ev_assistant_message("m1", "Looked.")]),
+    ])
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let mut config = config(&home, repo.path());
+    let mock = config.model_providers["mock"].clone();
+    config.model_provider_id = osprey_config::LOCAL_PROVIDER_ID.to_owned();
+    config.model_provider = config.model_providers[osprey_config::LOCAL_PROVIDER_ID].clone();
+    let manager = manager(&home).with_provider(Arc::new(MockAsLocal(mock)));
+    let thread = manager.start_thread(config).await.expect("thread starts");
+    let _events = run_turn(&thread, "change a", Vec::new()).await;
+    let requests = server.requests();
+    let read_output = requests[1].output_for("call_read").unwrap();
+    assert!(
+        read_output.contains("y = 2"),
+        "the read in the batch ran: {read_output}"
+    );
+    let write_output = requests[1].output_for("call_write").unwrap();
+    assert!(write_output.contains("Not written"), "{write_output}");
+    assert!(
+        write_output.contains("x = 1"),
+        "the file is shown: {write_output}"
+    );
+    assert!(
+        !write_output.contains("y = 2"),
+        "its own answer only: {write_output}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join("a.py")).unwrap(),
+        "x = 1\n"
+    );
+    server.verify();
+}
