@@ -89,6 +89,33 @@ pub struct ThreadSettings {
     pub effort: Option<String>,
 }
 
+/// The thread a notification is about, when it names one.
+fn notification_thread(n: &ServerNotification) -> Option<&str> {
+    let id = match n {
+        ServerNotification::ThreadStarted(t) => &t.thread.id,
+        ServerNotification::ThreadStatusChanged(t) => &t.thread_id,
+        ServerNotification::ThreadArchived(t)
+        | ServerNotification::ThreadUnarchived(t)
+        | ServerNotification::ThreadGoalCleared(t) => &t.thread_id,
+        ServerNotification::ThreadTokenUsageUpdated(t) => &t.thread_id,
+        ServerNotification::TurnStarted(t) | ServerNotification::TurnCompleted(t) => &t.thread_id,
+        ServerNotification::TurnDiffUpdated(t) => &t.thread_id,
+        ServerNotification::Error(e) => &e.thread_id,
+        ServerNotification::ItemStarted(i) => &i.thread_id,
+        ServerNotification::ItemCompleted(i) => &i.thread_id,
+        ServerNotification::AgentMessageDelta(d)
+        | ServerNotification::CommandExecutionOutputDelta(d) => &d.thread_id,
+        ServerNotification::ReasoningSummaryTextDelta(d) => &d.thread_id,
+        ServerNotification::ReasoningSummaryPartAdded(p) => &p.thread_id,
+        ServerNotification::ServerRequestResolved(r) => &r.thread_id,
+        ServerNotification::Warning(w) => return w.thread_id.as_deref(),
+        ServerNotification::ConfigWarning(_) | ServerNotification::DeprecationNotice(_) => {
+            return None;
+        }
+    };
+    Some(id)
+}
+
 /// One past session in the picker.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionRow {
@@ -410,6 +437,13 @@ impl AppState {
     }
 
     fn on_notification(&mut self, n: ServerNotification, now: Instant) -> Vec<Action> {
+        // A sub-agent's events stream on this connection under its own thread id; they are
+        // not this thread's (its calls show as collab cells, its approvals still ask).
+        if let (Some(own), Some(theirs)) = (self.thread_id.as_deref(), notification_thread(&n))
+            && own != theirs
+        {
+            return Vec::new();
+        }
         match n {
             ServerNotification::TurnStarted(t) => {
                 match &mut self.turn {

@@ -1278,3 +1278,31 @@ fn a_sub_agent_call_from_the_wire_becomes_a_collab_cell() {
     });
     assert!(found, "{:?}", state.history);
 }
+
+/// Regression: a sub-agent's events (streamed on the same connection under its own thread
+/// id) were shown as the parent's cells and its turn's end ended the parent's turn.
+#[test]
+fn another_threads_events_leave_the_transcript_and_the_turn_alone() {
+    let now = Instant::now();
+    let mut state = ready();
+    state.apply(note(method::TURN_STARTED, turn("t1", "inProgress")), now);
+    let cells = state.history.len();
+    let mut child_turn = turn("c1", "completed");
+    child_turn["threadId"] = json!("child");
+    state.apply(note(method::TURN_COMPLETED, child_turn), now);
+    let agent = json!({"type": "agentMessage", "id": "m9", "text": "the child's words",
+        "phase": null, "moderation": null, "memoryCitation": null, "delivery": null,
+        "questions": null});
+    state.apply(
+        note(
+            method::ITEM_COMPLETED,
+            json!({"item": agent, "threadId": "child", "turnId": "c1", "completedAtMs": 0}),
+        ),
+        now,
+    );
+    assert_eq!(state.history.len(), cells, "{:?}", state.history);
+    assert!(state.turn.is_some(), "the parent's turn still runs");
+    // The parent's own events still count.
+    state.apply(completed(agent_item("m1", "parent words")), now);
+    assert_eq!(state.history.len(), cells + 1);
+}

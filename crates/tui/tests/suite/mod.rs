@@ -5,5 +5,6 @@ mod restore;
 mod sandbox;
 mod screens;
 mod sessions;
+mod subagents;
 mod theme;
 mod tmux;
