@@ -332,6 +332,46 @@ fn identifiers(text: &str) -> BTreeSet<&str> {
         .collect()
 }
 
+/// Words that introduce a definition in the languages small tasks use.
+const DEFINING: [&str; 12] = [
+    "def",
+    "fn",
+    "class",
+    "function",
+    "struct",
+    "enum",
+    "const",
+    "let",
+    "var",
+    "type",
+    "interface",
+    "trait",
+];
+
+/// Whether `name` stands for something in `text`'s code rather than prose: somewhere it is
+/// called or assigned (`name(`, `name =`, `name:`) or defined (`def name`, `class name`).
+/// A word removed from a comment or a string ("the", "total") is not a rename.
+fn names_code(text: &str, name: &str) -> bool {
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(name).any(|(at, _)| {
+        let before = &text[..at];
+        let after = &text[at + name.len()..];
+        if before.ends_with(is_word) || after.starts_with(is_word) {
+            return false;
+        }
+        let next = after.trim_start_matches([' ', '\t']);
+        let called_or_set = next.starts_with('(')
+            || (next.starts_with('=') && !next.starts_with("=="))
+            || next.starts_with(':');
+        let defined = before
+            .trim_end_matches([' ', '\t'])
+            .rsplit(|c: char| !is_word(c))
+            .next()
+            .is_some_and(|word| DEFINING.contains(&word));
+        called_or_set || defined
+    })
+}
+
 /// Most identifiers and files a related-files note names.
 const NOTE_NAMES: usize = 5;
 const NOTE_FILES: usize = 10;
@@ -340,7 +380,11 @@ const NOTE_FILES: usize = 10;
 /// `old` that `new` no longer has; `None` when no other file mentions any.
 fn related_note(cwd: &Path, written: &Path, old: &str, new: &str) -> Option<String> {
     let kept = identifiers(new);
-    let removed: Vec<&str> = identifiers(old).difference(&kept).copied().collect();
+    let removed: Vec<&str> = identifiers(old)
+        .difference(&kept)
+        .copied()
+        .filter(|name| names_code(old, name))
+        .collect();
     if removed.is_empty() {
         return None;
     }
@@ -392,35 +436,17 @@ fn related_note(cwd: &Path, written: &Path, old: &str, new: &str) -> Option<Stri
 /// The project's regular files under `cwd`, hidden entries and build output skipped, at
 /// most [`WALK_FILES`], none larger than [`WALK_FILE_BYTES`].
 fn project_files(cwd: &Path) -> Vec<PathBuf> {
-    const SKIPPED: [&str; 4] = ["node_modules", "target", "__pycache__", "venv"];
-    let mut files = Vec::new();
-    let mut dirs = vec![cwd.to_path_buf()];
-    while let Some(dir) = dirs.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        let mut entries: Vec<_> = entries.flatten().collect();
-        entries.sort_by_key(|e| e.file_name());
-        for entry in entries {
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            if name.starts_with('.') || SKIPPED.contains(&name.as_ref()) {
-                continue;
-            }
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            if kind.is_dir() {
-                dirs.push(entry.path());
-            } else if kind.is_file() && entry.metadata().is_ok_and(|m| m.len() <= WALK_FILE_BYTES) {
-                files.push(entry.path());
-                if files.len() >= WALK_FILES {
-                    return files;
-                }
-            }
-        }
-    }
-    files
+    // The same walk as the project overview: `.gitignore` honoured, hidden entries skipped.
+    let (entries, _) = osprey_tools::project_overview(cwd, 32, WALK_FILES * 4);
+    entries
+        .into_iter()
+        .filter(|entry| !entry.ends_with('/'))
+        .map(|entry| cwd.join(entry))
+        .filter(|path| {
+            std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() <= WALK_FILE_BYTES)
+        })
+        .take(WALK_FILES)
+        .collect()
 }
 
 #[cfg(test)]
@@ -622,5 +648,57 @@ mod tests {
         let mut outputs = vec![output("v", "Wrote invoice.py")];
         aid.after_tool_outputs(&mut outputs);
         assert_eq!(output_text(&outputs[0]), "Wrote invoice.py");
+    }
+}
+
+#[cfg(test)]
+mod related_tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn only_names_the_code_uses_count_as_renamed() {
+        let old = "# the total tax\ndef calc_tax(total):\n    rate = 0.2\n    return total * rate\nclass Invoice:\n    pass\n";
+        assert!(names_code(old, "calc_tax"), "a definition");
+        assert!(names_code(old, "rate"), "an assignment");
+        assert!(names_code(old, "Invoice"), "a class");
+        assert!(!names_code(old, "the"), "prose in a comment");
+        assert!(
+            !names_code("if x == limit:\n", "x"),
+            "a comparison is not an assignment"
+        );
+        assert!(
+            !names_code("calc_taxes(1)\n", "calc_tax"),
+            "whole words only"
+        );
+    }
+
+    #[test]
+    fn a_rename_is_noted_where_other_files_use_the_old_name_but_not_in_ignored_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join(".git")).unwrap();
+        std::fs::write(root.join(".gitignore"), "build/\n").unwrap();
+        std::fs::create_dir(root.join("build")).unwrap();
+        std::fs::write(root.join("build/copy.py"), "calc_tax(1)\n").unwrap();
+        std::fs::write(
+            root.join("invoice.py"),
+            "from tax import calc_tax\ncalc_tax(2)\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("notes.md"), "the total is shown\n").unwrap();
+        let written = root.join("tax.py");
+        let old = "# the total\ndef calc_tax(total):\n    return total\n";
+        let new = "# sum\ndef compute_tax(amount):\n    return amount\n";
+        let note = related_note(root, &written, old, new).expect("invoice.py still calls it");
+        assert!(note.contains("`calc_tax`"), "{note}");
+        assert!(note.contains("invoice.py"), "{note}");
+        assert!(!note.contains("build/copy.py"), ".gitignore holds: {note}");
+        assert!(
+            !note.contains("notes.md"),
+            "prose words are not renames: {note}"
+        );
+        assert!(!note.contains("`the`"), "{note}");
+        assert_eq!(related_note(root, &written, old, old), None);
     }
 }
