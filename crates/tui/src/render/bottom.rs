@@ -161,6 +161,14 @@ pub fn approval_lines(approval: &PendingApproval, width: usize) -> Vec<Line<'sta
             "  ",
         )
     };
+    if let Some(agent) = &approval.from_agent {
+        lines.push(Line::styled(
+            format!("  Sub-agent {} asks:", super::collab::short_id(agent)),
+            Style::default()
+                .fg(Color::Magenta)
+                .add_modifier(Modifier::BOLD),
+        ));
+    }
     match &approval.kind {
         ApprovalKind::Command {
             command,

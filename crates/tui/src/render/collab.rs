@@ -14,7 +14,7 @@ use crate::state::cells::CollabCell;
 const PROMPT_LINES: usize = 3;
 
 /// `…` and the last eight characters of a thread id.
-fn short_id(id: &str) -> String {
+pub(super) fn short_id(id: &str) -> String {
     let chars: Vec<char> = id.chars().collect();
     if chars.len() <= 8 {
         return id.to_owned();

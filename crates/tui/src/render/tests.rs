@@ -220,6 +220,7 @@ fn command_approval() -> PendingApproval {
             sandbox_denial: None,
         },
         selected: 0,
+        from_agent: None,
     }
 }
 
@@ -227,6 +228,17 @@ fn command_approval() -> PendingApproval {
 fn command_approval_overlay() {
     both_sizes("command_approval", |w| {
         bottom::approval_lines(&command_approval(), w)
+    });
+}
+
+#[test]
+fn sub_agent_command_approval_overlay() {
+    let approval = PendingApproval {
+        from_agent: Some("01a2342c-34e8-7287-8117-5a6683027c94".into()),
+        ..command_approval()
+    };
+    both_sizes("sub_agent_command_approval", |w| {
+        bottom::approval_lines(&approval, w)
     });
 }
 
@@ -245,6 +257,7 @@ fn sandbox_denial_rerun_overlay() {
             ),
         },
         selected: 0,
+        from_agent: None,
     };
     both_sizes("sandbox_denial_approval", |w| {
         bottom::approval_lines(&approval, w)
@@ -262,6 +275,7 @@ fn patch_approval_overlay() {
                 changes: vec![update_change()],
             },
             selected: 1,
+            from_agent: None,
         };
         bottom::approval_lines(&approval, w)
     });

@@ -11,6 +11,8 @@ pub struct PendingApproval {
     pub kind: ApprovalKind,
     /// The highlighted choice (Up/Down move it, Enter takes it).
     pub selected: usize,
+    /// The sub-agent's thread id when a sub-agent asks (not this session's own thread).
+    pub from_agent: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

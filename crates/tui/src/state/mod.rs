@@ -230,6 +230,8 @@ pub struct RunningTurn {
 #[derive(Debug, Default)]
 pub struct AppState {
     pub thread_id: Option<String>,
+    /// Sub-agents' file changes still running, for the diff of their patch approvals.
+    agent_changes: Vec<(String, Vec<osprey_app_server_protocol::FileUpdateChange>)>,
     /// Finished cells, in order; the whole session's transcript.
     pub history: Vec<Cell>,
     /// How many of `history` are already written to the terminal's scrollback.
@@ -442,6 +444,7 @@ impl AppState {
         if let (Some(own), Some(theirs)) = (self.thread_id.as_deref(), notification_thread(&n))
             && own != theirs
         {
+            self.remember_agent_change(n);
             return Vec::new();
         }
         match n {
@@ -585,7 +588,30 @@ impl AppState {
         self.submit(text, now)
     }
 
+    /// Keeps a sub-agent's running file change (its approval shows the diff).
+    fn remember_agent_change(&mut self, n: ServerNotification) {
+        match n {
+            ServerNotification::ItemStarted(s) => {
+                if let ThreadItemDetails::FileChange { id, changes, .. } = s.item.details {
+                    self.agent_changes.retain(|(i, _)| *i != id);
+                    self.agent_changes.push((id, changes));
+                }
+            }
+            ServerNotification::ItemCompleted(c) => {
+                let id = c.item.details.id();
+                self.agent_changes.retain(|(i, _)| i != id);
+            }
+            _ => {}
+        }
+    }
+
     fn on_request(&mut self, id: RequestId, request: ServerRequest) {
+        let from_agent = match &request {
+            ServerRequest::CommandExecutionRequestApproval(p) => Some(&p.thread_id),
+            ServerRequest::FileChangeRequestApproval(p) => Some(&p.thread_id),
+        }
+        .filter(|t| self.thread_id.as_ref().is_some_and(|own| own != *t))
+        .cloned();
         let kind = match request {
             ServerRequest::CommandExecutionRequestApproval(p) => {
                 let session_allowed = p.available_decisions.as_ref().is_none_or(|d| {
@@ -603,7 +629,12 @@ impl AppState {
             ServerRequest::FileChangeRequestApproval(p) => {
                 let changes = match self.active_mut(&p.item_id) {
                     Some(Cell::FileChange { changes, .. }) => changes.clone(),
-                    _ => Vec::new(),
+                    _ => self
+                        .agent_changes
+                        .iter()
+                        .find(|(i, _)| *i == p.item_id)
+                        .map(|(_, c)| c.clone())
+                        .unwrap_or_default(),
                 };
                 ApprovalKind::Patch {
                     reason: p.reason,
@@ -616,6 +647,7 @@ impl AppState {
             id,
             kind,
             selected: 0,
+            from_agent,
         });
     }
 
