@@ -1306,3 +1306,38 @@ fn another_threads_events_leave_the_transcript_and_the_turn_alone() {
     state.apply(completed(agent_item("m1", "parent words")), now);
     assert_eq!(state.history.len(), cells + 1);
 }
+
+#[test]
+fn a_sub_agents_patch_approval_names_the_agent_and_keeps_its_diff() {
+    let now = Instant::now();
+    let mut state = ready();
+    state.apply(
+        note(
+            method::ITEM_STARTED,
+            json!({"item": {"type": "fileChange", "id": "p7", "status": "inProgress",
+                            "changes": [{"path": "/work/child.md", "kind": {"type": "add"},
+                                         "diff": "# Child\n"}]},
+                   "threadId": "child", "turnId": "c1", "startedAtMs": 0}),
+        ),
+        now,
+    );
+    assert!(
+        state.active.is_empty(),
+        "the child's item is not a parent cell"
+    );
+    state.apply(
+        request(
+            3,
+            method::ITEM_FILE_CHANGE_REQUEST_APPROVAL,
+            json!({"threadId": "child", "turnId": "c1", "itemId": "p7", "startedAtMs": 0,
+                   "reason": null, "grantRoot": null}),
+        ),
+        now,
+    );
+    let approval = &state.approvals[0];
+    assert_eq!(approval.from_agent.as_deref(), Some("child"));
+    match &approval.kind {
+        ApprovalKind::Patch { changes, .. } => assert_eq!(changes[0].path, "/work/child.md"),
+        other => panic!("{other:?}"),
+    }
+}
