@@ -491,7 +491,21 @@ impl Shared {
             .with_recorder(init.recorder.clone())
             .with_status(status_tx);
         let control = AgentControl::new(Arc::downgrade(self), thread_id);
-        let profile = tools::profile_for(&config);
+        let mut profile = tools::profile_for(&config);
+        if environment.remote().is_some() {
+            // These aids read and list this machine's files; a remote thread's are elsewhere.
+            use osprey_tools::TurnAid;
+            for aid in [
+                TurnAid::ProjectFiles,
+                TurnAid::ReadBeforeWrite,
+                TurnAid::VerifyNamedCheck,
+                TurnAid::AnswerFromEvidence,
+                TurnAid::RelatedFiles,
+                TurnAid::WriteDiff,
+            ] {
+                profile = profile.without_aid(aid);
+            }
+        }
         let settings = ThreadSettings {
             cwd: environment.initial_cwd(&config.cwd),
             model: config.model.clone(),

@@ -448,6 +448,13 @@ impl ExecServerClient {
             Ok(Err(_)) => Err(ClientError::Closed { detail: None }),
             Err(_) => {
                 self.shared.pending().remove(&id);
+                // A server that does not answer within the limit is taken as gone (a network
+                // that died without closing the socket looks exactly like this): every
+                // pending call and watched process is told, and the owner can reconnect.
+                self.shared.connection_lost(Some(format!(
+                    "no answer to `{name}` within {} s",
+                    limit.as_secs()
+                )));
                 Err(ClientError::Timeout {
                     method: name.to_owned(),
                     seconds: limit.as_secs(),

@@ -91,3 +91,64 @@ async fn an_unknown_environment_is_a_plain_error_at_thread_start() {
     assert!(client.close().await.success());
     assert!(server.requests().is_empty());
 }
+
+/// An interrupted turn stops its command on the server too (the run's future is dropped
+/// mid-wait; the process must not go on there).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupted_remote_command_is_terminated_on_the_server() {
+    let remote = tempfile::tempdir().unwrap();
+    let remote_dir = remote.path().canonicalize().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let server = MockModelServer::start(vec![sse_turn(vec![ev_function_call(
+        "call_1",
+        "shell_command",
+        &json!({"command": "echo $$ > pid; sleep 30", "timeout_ms": 60000}).to_string(),
+    )])])
+    .await;
+    let home = home_with_environment(&server, &remote_dir);
+    let mut client = Client::spawn(&home, work.path());
+    client.initialize().await;
+    let extra = json!({
+        "approvalPolicy": "never",
+        "sandbox": "workspace-write",
+        "environments": [{"environmentId": "dev", "cwd": remote_dir.display().to_string()}],
+    });
+    let thread = client.start_thread(work.path(), extra).await;
+    let turn = client.start_turn(&thread, "wait").await;
+    let pid_file = remote_dir.join("pid");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let pid: i32 = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            break pid;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    client
+        .request(
+            "turn/interrupt",
+            json!({"threadId": thread, "turnId": turn}),
+        )
+        .await;
+    let done = client.turn_completed(&thread).await;
+    assert_eq!(done["status"], "interrupted", "{done}");
+    let gone = |pid: i32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map_or(true, |stat| stat.contains(") Z"))
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !gone(pid) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the remote command {pid} still runs after the interrupt"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(client.close().await.success());
+}

@@ -32,6 +32,10 @@ fn home_with_environment(
     if !interactive {
         home.write_config("tools.shell_type = \"shell_command\"\n");
     }
+    if extra_args.contains(&"danger-full-access") {
+        // An unconfined server gets commands only from a thread that asks for no sandbox.
+        home.write_config("sandbox_mode = \"danger-full-access\"\n");
+    }
     let osprey = workspace_binary("osprey");
     let mut args = vec![
         "exec-server".to_owned(),
@@ -61,7 +65,9 @@ fn toml_string(text: &str) -> String {
 /// read through the server: nothing on this side has those files.
 fn home_with_hidden_environment(server: &MockModelServer, staged: &Path, shown: &Path) -> TempHome {
     let home = TempHome::for_server(server, WireApi::Responses);
-    home.write_config("tools.shell_type = \"shell_command\"\n");
+    home.write_config(
+        "tools.shell_type = \"shell_command\"\nsandbox_mode = \"danger-full-access\"\n",
+    );
     let osprey = workspace_binary("osprey");
     let script = r#"set -e
 mount -t tmpfs tmpfs "$1"
@@ -435,7 +441,11 @@ async fn the_agent_works_through_codexs_exec_server() {
     ])
     .await;
     let home = TempHome::for_server(&server, WireApi::Responses);
-    home.write_config("tools.shell_type = \"shell_command\"\nsandbox_mode = \"workspace-write\"\n");
+    // Codex's server runs commands unconfined unless sent a sandbox context: only a thread
+    // without a sandbox may use it (the next test shows the refusal).
+    home.write_config(
+        "tools.shell_type = \"shell_command\"\nsandbox_mode = \"danger-full-access\"\n",
+    );
     let file = format!(
         "[[environments]]\nid = \"codex\"\nprogram = {program}\nargs = [\"exec-server\", \"--listen\", \"stdio\"]\ncwd = {cwd}\nenv = {{ CODEX_HOME = {codex_home} }}\n",
         program = toml_string(&codex),
@@ -639,7 +649,9 @@ async fn the_agent_works_against_a_server_on_its_own_network() {
     ])
     .await;
     let home = TempHome::for_server(&server, WireApi::Responses);
-    home.write_config("tools.shell_type = \"shell_command\"\nsandbox_mode = \"workspace-write\"\n");
+    home.write_config(
+        "tools.shell_type = \"shell_command\"\nsandbox_mode = \"danger-full-access\"\n",
+    );
     let file = format!(
         "[[environments]]\nid = \"dev\"\nurl = {url}\ntoken_env_var = \"DEV_TOKEN\"\n",
         url = toml_string(&url),
@@ -789,7 +801,7 @@ async fn the_agent_drives_a_windows_exec_server_under_wine() {
     .await;
     let home = TempHome::for_server(&server, WireApi::Responses);
     home.write_config(
-        "tools.shell_type = \"shell_command\"\ntools.read_file = true\ntools.list_dir = true\nsandbox_mode = \"workspace-write\"\n",
+        "tools.shell_type = \"shell_command\"\ntools.read_file = true\ntools.list_dir = true\nsandbox_mode = \"danger-full-access\"\n",
     );
     let args = [
         exe.display().to_string(),
@@ -852,6 +864,7 @@ async fn the_agent_drives_a_windows_exec_server_under_wine() {
     ])
     .await;
     let exec_home = TempHome::for_server(&server, WireApi::Responses);
+    exec_home.write_config("sandbox_mode = \"danger-full-access\"\n");
     std::fs::copy(
         home.path().join("environments.toml"),
         exec_home.path().join("environments.toml"),
@@ -876,5 +889,52 @@ async fn the_agent_drives_a_windows_exec_server_under_wine() {
         .unwrap_or_default();
     assert!(command.to_lowercase().contains("cmd.exe"), "{command}");
     assert!(!command.contains("bash"), "{command}");
+    server.verify();
+}
+
+/// Codex's exec server runs processes unconfined when the client sends no sandbox context
+/// (Osprey sends none): a thread whose policy asks for a sandbox must not hand it a
+/// command. The probe at connection time finds out before the model's first command.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sandboxed_thread_refuses_a_server_that_does_not_confine() {
+    let Some(codex) = codex_bin() else {
+        return;
+    };
+    let remote = tempfile::tempdir().unwrap();
+    let remote_dir = remote.path().canonicalize().unwrap();
+    let codex_home = tempfile::tempdir().unwrap();
+    let local = temp_git_repo();
+    let server = MockModelServer::start(vec![
+        call(
+            "call_1",
+            "shell_command",
+            json!({"command": "touch unconfined.txt"}),
+        ),
+        answer("Could not."),
+    ])
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    home.write_config("tools.shell_type = \"shell_command\"\nsandbox_mode = \"workspace-write\"\n");
+    let file = format!(
+        "[[environments]]\nid = \"codex\"\nprogram = {program}\nargs = [\"exec-server\", \"--listen\", \"stdio\"]\ncwd = {cwd}\nenv = {{ CODEX_HOME = {codex_home} }}\n",
+        program = toml_string(&codex),
+        cwd = toml_string(&remote_dir.display().to_string()),
+        codex_home = toml_string(&codex_home.path().display().to_string()),
+    );
+    std::fs::write(home.path().join("environments.toml"), file).unwrap();
+    let out = osprey_async(
+        &home,
+        local.path(),
+        &["exec", "--json", "--environment", "codex", "go"],
+        "",
+    )
+    .await;
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let output = server.requests()[1].output_for("call_1").unwrap();
+    assert!(
+        output.contains("runs commands without a sandbox"),
+        "{output}"
+    );
+    assert!(!remote_dir.join("unconfined.txt").exists(), "nothing ran");
     server.verify();
 }

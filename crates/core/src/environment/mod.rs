@@ -15,7 +15,7 @@ pub mod remote_sandbox;
 pub mod session_process;
 
 use osprey_config::{Config, ShellEnvironmentInherit, ShellEnvironmentPolicy};
-use osprey_exec_server::environments::{Environments, LOCAL_ID};
+use osprey_exec_server::environments::{Environments, LOCAL_ID, Transport};
 use osprey_exec_server::protocol::EnvPolicy;
 pub use remote::RemoteEnvironment;
 use std::collections::{BTreeMap, HashMap};
@@ -51,6 +51,11 @@ impl ToolEnvironment {
             Some(choice) => (Some(choice.id.clone()), choice.cwd.clone()),
             None => (environments.default.clone(), None),
         };
+        if id.is_none() && !environments.include_local {
+            return Err(format!(
+                "environments.toml sets include_local = false and names no default environment, so there is nowhere to run tools; set `default`, or pass --environment ID"
+            ));
+        }
         let Some(id) = id.filter(|id| id != LOCAL_ID) else {
             if config.environment.is_some() && !environments.include_local {
                 return Err(format!(
@@ -62,12 +67,21 @@ impl ToolEnvironment {
         let Some(spec) = environments.get(&id)? else {
             return Ok(Self::Local);
         };
+        // A WebSocket entry starts nothing here; it only reads its token variable.
+        let launch_env = match spec.transport {
+            Transport::Program { .. } => transport_env(env),
+            Transport::WebSocket { .. } => env.clone(),
+        };
         let remote = RemoteEnvironment::connect(
             spec.clone(),
-            env.clone(),
+            launch_env,
             config.cwd.clone(),
             cwd,
             config.features.exec_server_discovery_v2(),
+            !matches!(
+                config.sandbox_policy(),
+                osprey_protocol::SandboxPolicy::DangerFullAccess
+            ),
         )
         .await?;
         Ok(Self::Remote(Arc::new(remote)))
@@ -208,6 +222,23 @@ impl ToolEnvironment {
     }
 }
 
+/// The environment a transport program (`ssh`, `docker`, `kubectl`, `wine`) starts with:
+/// Osprey's own, less whatever looks like a credential (`*KEY*`, `*TOKEN*`, `*SECRET*`,
+/// `*PASSWORD*`, `*CREDENTIAL*`, the model providers' keys), which a server started
+/// here would otherwise pass on to every command it runs. An entry's own `env` can still
+/// set such a variable on purpose; `SSH_AUTH_SOCK` and the like stay, so agents and
+/// configs keep working.
+pub fn transport_env(env: &HashMap<String, String>) -> HashMap<String, String> {
+    const SECRET_PARTS: [&str; 6] = ["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"];
+    env.iter()
+        .filter(|(name, _)| {
+            let upper = name.to_ascii_uppercase();
+            !SECRET_PARTS.iter().any(|part| upper.contains(part))
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
 /// What a remote start needs beside the request: the shell policy and the ids sent as
 /// the process's `metadata`.
 pub struct Launch<'a> {
@@ -283,5 +314,25 @@ mod tests {
         assert!(!env.contains_key("HOME"), "{env:?}");
         let wire = env_policy(&policy);
         assert_eq!(wire.inherit.as_deref(), Some("all"));
+    }
+
+    #[test]
+    fn credentials_stay_out_of_a_transport_programs_environment() {
+        let env: HashMap<String, String> = [
+            "OPENAI_API_KEY",
+            "GITHUB_TOKEN",
+            "AWS_SECRET_ACCESS_KEY",
+            "db_password",
+            "PATH",
+            "HOME",
+            "SSH_AUTH_SOCK",
+            "KUBECONFIG",
+        ]
+        .into_iter()
+        .map(|k| (k.to_owned(), "v".to_owned()))
+        .collect();
+        let mut kept: Vec<String> = transport_env(&env).into_keys().collect();
+        kept.sort();
+        assert_eq!(kept, ["HOME", "KUBECONFIG", "PATH", "SSH_AUTH_SOCK"]);
     }
 }

@@ -8,7 +8,10 @@
 
 use osprey_exec_server::client::{ClientError, ExecServerClient};
 use osprey_exec_server::environments::Environment;
-use osprey_exec_server::protocol::{DiscoverV2Params, DiscoverV2Response, EnvironmentInfo, method};
+use osprey_exec_server::protocol::{
+    DiscoverV2Params, DiscoverV2Response, EnvironmentInfo, ProcessStartParams,
+    ProcessStartResponse, method,
+};
 use osprey_exec_server::version_gate::Discovery;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -41,7 +44,18 @@ pub struct RemoteEnvironment {
     cwd: PathBuf,
     /// Whether V2 capability discovery may be used (`features.exec_server_discovery_v2`).
     discovery_v2: bool,
+    /// The thread's sandbox policy asks for confinement: a server that runs commands
+    /// unconfined must not get them.
+    require_confinement: bool,
+    /// The server said (`sandboxType: "none"`) that it runs our processes unconfined.
+    unconfined: std::sync::atomic::AtomicBool,
+    /// When the last round of reconnection failed, and why: calls soon after fail at once
+    /// instead of each waiting through its own round.
+    last_failure: std::sync::Mutex<Option<(std::time::Instant, String)>>,
 }
+
+/// How long a failed round of reconnection answers later calls without trying again.
+const FAILED_RECONNECT_HOLD: Duration = Duration::from_secs(10);
 
 impl std::fmt::Debug for RemoteEnvironment {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -61,6 +75,7 @@ impl RemoteEnvironment {
         launch_cwd: PathBuf,
         cwd: Option<PathBuf>,
         discovery_v2: bool,
+        require_confinement: bool,
     ) -> Result<Self, String> {
         let client = spec
             .connect(&launch_env, &launch_cwd)
@@ -80,10 +95,83 @@ impl RemoteEnvironment {
             info,
             cwd,
             discovery_v2,
+            require_confinement,
+            unconfined: std::sync::atomic::AtomicBool::new(false),
+            last_failure: std::sync::Mutex::new(None),
         };
         let client = Arc::clone(&*remote.client.lock().await);
         remote.discover(&client).await;
+        remote.probe_confinement(&client).await;
         Ok(remote)
+    }
+
+    /// Starts a process that does nothing and reads the server's `sandboxType` for it:
+    /// Codex's server, for one, runs processes unconfined unless the client sends a sandbox
+    /// context (Osprey sends none; Osprey's server confines by its own policy). Done before
+    /// any command of the model reaches the server.
+    async fn probe_confinement(&self, client: &ExecServerClient) {
+        let (shell, argv) = match self.shell() {
+            Some((_, path)) => (
+                path.to_owned(),
+                osprey_shell::Shell::new(path).derive_exec_args("exit 0", false),
+            ),
+            None => (
+                "/bin/sh".to_owned(),
+                vec!["/bin/sh".to_owned(), "-c".to_owned(), "exit 0".to_owned()],
+            ),
+        };
+        let process_id = format!("osprey-probe-{}", uuid::Uuid::now_v7());
+        let params = ProcessStartParams {
+            process_id: process_id.clone(),
+            argv,
+            cwd: osprey_exec_server::uri::from_path(&self.cwd),
+            env: Default::default(),
+            env_policy: None,
+            tty: false,
+            pipe_stdin: false,
+            arg0: None,
+            sandbox: None,
+            metadata: None,
+        };
+        let unconfined = match client
+            .call::<ProcessStartResponse>(method::PROCESS_START, params)
+            .await
+        {
+            Ok(started) => started.sandbox_type == "none",
+            Err(err) => {
+                // Cannot tell: assume the worst (the per-command check stays as well).
+                tracing::warn!(environment = %self.id, %err, shell, "could not probe the exec server's sandbox");
+                true
+            }
+        };
+        let _ = client
+            .call::<serde_json::Value>(
+                method::PROCESS_TERMINATE,
+                serde_json::json!({ "processId": process_id }),
+            )
+            .await;
+        self.unconfined
+            .store(unconfined, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Whether this thread's policy needs the server to confine commands.
+    pub fn requires_confinement(&self) -> bool {
+        self.require_confinement
+    }
+
+    /// Remembers that the server ran a process unconfined.
+    pub fn note_unconfined(&self) {
+        self.unconfined
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Why no command may run there, when the thread needs a sandbox and the server gives
+    /// none.
+    pub fn unconfined_refusal(&self) -> Option<String> {
+        (self.require_confinement && self.unconfined.load(std::sync::atomic::Ordering::SeqCst)).then(|| format!(
+            "The command was not run: the exec server of environment `{}` runs commands without a sandbox (it answers sandboxType \"none\"), and this thread's sandbox policy asks for one. Tell the user: start that server with a sandbox, or, if the server is itself disposable and isolated (a throwaway container), run this thread with the danger-full-access sandbox.",
+            self.id
+        ))
     }
 
     /// Runs capability discovery on `client` as the shared gate decides: V2
@@ -154,6 +242,15 @@ impl RemoteEnvironment {
         if current.is_connected() {
             return Ok(Arc::clone(&current));
         }
+        if let Some((at, why)) = self
+            .last_failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            && at.elapsed() < FAILED_RECONNECT_HOLD
+        {
+            return Err(why.clone());
+        }
         let resume = Some(current.session_id().to_owned());
         let mut last_error = String::new();
         for (attempt, wait) in RECONNECT_BACKOFF.iter().enumerate() {
@@ -169,19 +266,24 @@ impl RemoteEnvironment {
                         attempt = attempt + 1,
                         "reconnected to the exec server"
                     );
-                    // The server may be another version now: discover again.
+                    // The server may be another version now: discover and probe again.
                     self.discover(&client).await;
+                    self.probe_confinement(&client).await;
                     *current = Arc::new(client);
+                    *self.last_failure.lock().unwrap_or_else(|p| p.into_inner()) = None;
                     return Ok(Arc::clone(&current));
                 }
                 Err(err) => last_error = err.to_string(),
             }
         }
-        Err(format!(
+        let why = format!(
             "the exec server of environment `{}` is unreachable: {} attempts to reconnect failed (last: {last_error}); check that it is running and reachable, then try again",
             self.id,
             RECONNECT_BACKOFF.len()
-        ))
+        );
+        *self.last_failure.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some((std::time::Instant::now(), why.clone()));
+        Err(why)
     }
 
     /// Calls `method` and decodes its result; errors in plain words.

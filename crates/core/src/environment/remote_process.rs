@@ -47,6 +47,26 @@ fn decode(chunk: &str) -> Vec<u8> {
         .unwrap_or_else(|_| chunk.as_bytes().to_vec())
 }
 
+/// Terminates a started process when dropped while armed: an interrupted turn drops the
+/// run's future, and the command must not go on running on the server.
+struct TerminateOnDrop {
+    client: Arc<ExecServerClient>,
+    process_id: String,
+    armed: bool,
+}
+
+impl Drop for TerminateOnDrop {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let (client, id) = (Arc::clone(&self.client), self.process_id.clone());
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move { terminate(&client, &id).await });
+        }
+    }
+}
+
 async fn start(
     env: &RemoteEnvironment,
     command: &RemoteCommand,
@@ -59,6 +79,12 @@ async fn start(
     RemoteError,
 > {
     let client = env.client().await.map_err(RemoteError::Unreachable)?;
+    if let Some(refusal) = env.unconfined_refusal() {
+        return Err(RemoteError::Rejected {
+            code: osprey_exec_server::protocol::code::INVALID_REQUEST,
+            message: refusal,
+        });
+    }
     let process_id = format!("osprey-{}", uuid::Uuid::now_v7());
     let events = client.watch_process(&process_id);
     let params = ProcessStartParams {
@@ -73,10 +99,20 @@ async fn start(
         sandbox: None,
         metadata: Some(command.metadata.clone()),
     };
-    let _: ProcessStartResponse = client
+    let started: ProcessStartResponse = client
         .call(method::PROCESS_START, params)
         .await
         .map_err(|e| env.describe(method::PROCESS_START, e))?;
+    // The probe at connection time said the server confines; a server that changed its
+    // mind (restarted with other flags) is caught here, and the command stopped at once.
+    if started.sandbox_type == "none" && env.requires_confinement() {
+        terminate(&client, &process_id).await;
+        env.note_unconfined();
+        return Err(RemoteError::Rejected {
+            code: osprey_exec_server::protocol::code::INVALID_REQUEST,
+            message: env.unconfined_refusal().unwrap_or_default(),
+        });
+    }
     Ok((client, process_id, events))
 }
 
@@ -97,15 +133,23 @@ pub async fn run_to_completion(
 ) -> Result<RemoteOutcome, RemoteError> {
     let started = Instant::now();
     let (client, process_id, mut events) = start(env, command).await?;
+    let mut guard = TerminateOnDrop {
+        client: Arc::clone(&client),
+        process_id: process_id.clone(),
+        armed: true,
+    };
     let mut buffer = HeadTailBuffer::new(caps);
     let mut exit: Option<(i32, bool)> = None;
     let mut expiry: Option<Expiry> = None;
     let expired = expiration.expired();
     tokio::pin!(expired);
-    let mut kill_deadline: Option<tokio::time::Instant> = None;
+    // Set when the process was killed, or exited with its output still open (a
+    // background job holding the pipe): how long to wait for the rest.
+    let mut give_up_at: Option<tokio::time::Instant> = None;
+    let mut closed = false;
     loop {
         let grace = async {
-            match kill_deadline {
+            match give_up_at {
                 Some(at) => tokio::time::sleep_until(at).await,
                 None => std::future::pending().await,
             }
@@ -121,31 +165,45 @@ pub async fn run_to_completion(
                 }
                 Some(ProcessEvent::Exited(exited)) => {
                     exit = Some((exited.exit_code, exited.sandbox_denied));
+                    give_up_at.get_or_insert(tokio::time::Instant::now() + osprey_process::DRAIN_AFTER_EXIT);
                 }
-                Some(ProcessEvent::Closed(_)) => break,
+                Some(ProcessEvent::Closed(_)) => {
+                    closed = true;
+                    break;
+                }
                 Some(ProcessEvent::Lost) | None => {
+                    guard.armed = false;
                     return Err(RemoteError::Lost(format!(
                         "the connection to the exec server of environment `{}` dropped while the command ran; whether it finished there is unknown. Osprey reconnects on the next call: check the state before running it again",
                         env.id()
                     )));
                 }
             },
-            why = &mut expired, if expiry.is_none() => {
+            why = &mut expired, if expiry.is_none() && exit.is_none() => {
                 expiry = Some(why);
                 terminate(&client, &process_id).await;
-                kill_deadline = Some(tokio::time::Instant::now() + KILL_GRACE);
+                give_up_at = Some(tokio::time::Instant::now() + KILL_GRACE);
             }
             () = grace => break,
         }
     }
+    if !closed {
+        // Given up on (killed, or exited with a background job holding its output): what
+        // is left of it is terminated.
+        terminate(&client, &process_id).await;
+    }
+    guard.armed = false;
     let (exit_code, sandbox_denied) = match exit {
         Some((code, denied)) => (Some(code), denied),
         None => (None, false),
     };
+    // An exit seen first stands (the expiry is not armed after it); a killed process has
+    // no code of its own.
+    let killed = expiry.is_some();
     Ok(RemoteOutcome {
         outcome: ExecOutcome {
-            exit_code: if expiry.is_some() { None } else { exit_code },
-            signal: expiry.map(|_| 9),
+            exit_code: if killed { None } else { exit_code },
+            signal: killed.then_some(9),
             timed_out: expiry == Some(Expiry::TimedOut),
             cancelled: expiry == Some(Expiry::Cancelled),
             duration: started.elapsed(),

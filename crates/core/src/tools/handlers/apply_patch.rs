@@ -13,6 +13,7 @@
 //! A model that runs `apply_patch …` through a shell tool ends up here too (see
 //! [`intercept_shell_patch`]).
 
+use crate::environment::paths::WindowsPaths;
 use crate::environment::remote_files::RemoteFiles;
 use crate::tools::approval::ApprovalSubject;
 use crate::tools::call::{ToolError, ToolOutput, ToolPayload};
@@ -129,6 +130,10 @@ async fn run_patch(
         .environment
         .remote()
         .map(|env| RemoteFiles::new(Arc::clone(env)));
+    let patch = match commands.environment.windows_paths() {
+        Some(windows) => windows_patch(patch, windows),
+        None => patch,
+    };
     let verified = match verify(remote.as_ref(), &patch, cwd).await {
         Ok(v) => v,
         Err(e) => {
@@ -162,7 +167,11 @@ async fn run_patch(
     let touched: Vec<PathBuf> = verified.touched_paths().to_vec();
     // The same filesystem policy the sandbox enforces decides what needs asking: the
     // permission profile's when one is configured, not just the coarse policy's roots.
-    let cwd_real = turn.cwd.canonicalize().unwrap_or_else(|_| turn.cwd.clone());
+    // A remote cwd names a directory there: this machine's file system says nothing of it.
+    let cwd_real = match &remote {
+        Some(_) => turn.cwd.clone(),
+        None => turn.cwd.canonicalize().unwrap_or_else(|_| turn.cwd.clone()),
+    };
     let fs_policy = match commands.orchestrator.sandbox.filesystem(
         &turn.sandbox_policy,
         &cwd_real,
@@ -263,6 +272,26 @@ async fn run_patch(
             Err(ToolError::RespondToModel(message))
         }
     }
+}
+
+/// A patch for a Windows server with its paths (`C:\\x\\y.txt`, `src\\a.rs`) in this side's
+/// form of that server's paths.
+fn windows_patch(mut patch: Patch, windows: WindowsPaths) -> Patch {
+    use osprey_apply_patch::FileOp;
+    let fix =
+        |path: &mut PathBuf| *path = PathBuf::from(windows.from_model(&path.to_string_lossy()));
+    for op in &mut patch.operations {
+        match op {
+            FileOp::Add { path, .. } | FileOp::Delete { path } => fix(path),
+            FileOp::Update { path, move_to, .. } => {
+                fix(path);
+                if let Some(to) = move_to {
+                    fix(to);
+                }
+            }
+        }
+    }
+    patch
 }
 
 /// Verifies `patch` against the files it touches, here or on the exec server (off the

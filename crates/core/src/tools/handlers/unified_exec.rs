@@ -67,6 +67,8 @@ impl ToolHandler for ExecCommandHandler {
         }
         let services = &*self.commands;
         let shell = match args.shell.as_deref() {
+            // The server finds the shell on its own PATH.
+            Some(name) if services.environment.remote().is_some() => Shell::new(name),
             Some(name) => {
                 let path_var = services.env.get("PATH").map(std::ffi::OsStr::new);
                 Shell::from_name_or_path_in(name, path_var).map_err(|e| {

@@ -35,7 +35,7 @@ impl ToolHandler for WriteFileHandler {
         } else {
             cwd.join(&args.path)
         };
-        let patch = match std::fs::read_to_string(&target) {
+        let patch = match current_text(&self.commands, &target).await {
             Ok(old) if old == args.content => {
                 return Ok(ToolOutput::success(format!(
                     "{} already has this content",
@@ -43,7 +43,7 @@ impl ToolHandler for WriteFileHandler {
                 )));
             }
             Ok(old) => replace_patch(&args.path, &old, &args.content),
-            Err(_) if target.exists() => {
+            Err(exists) if exists => {
                 return Err(ToolError::RespondToModel(format!(
                     "write_file: {} exists but is not a readable text file",
                     target.display()
@@ -53,6 +53,22 @@ impl ToolHandler for WriteFileHandler {
         };
         run_patch_text(&inv, &self.commands, &patch, &cwd).await
     }
+}
+
+/// The file's text where the tools act (here, or on the exec server's side); `Err(true)`
+/// when something is there that is not a readable text file, `Err(false)` when nothing is.
+async fn current_text(commands: &CommandServices, target: &Path) -> Result<String, bool> {
+    let Some(remote) = commands.environment.remote() else {
+        return std::fs::read_to_string(target).map_err(|_| target.exists());
+    };
+    let files = crate::environment::remote_files::RemoteFiles::new(Arc::clone(remote));
+    let target = target.to_path_buf();
+    tokio::task::spawn_blocking(move || match files.read(&target) {
+        Ok(bytes) => String::from_utf8(bytes).map_err(|_| true),
+        Err(err) => Err(err.kind() != std::io::ErrorKind::NotFound),
+    })
+    .await
+    .unwrap_or(Err(true))
 }
 
 fn lines(text: &str) -> impl Iterator<Item = &str> {
