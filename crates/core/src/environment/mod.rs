@@ -52,9 +52,7 @@ impl ToolEnvironment {
             None => (environments.default.clone(), None),
         };
         if id.is_none() && !environments.include_local {
-            return Err(format!(
-                "environments.toml sets include_local = false and names no default environment, so there is nowhere to run tools; set `default`, or pass --environment ID"
-            ));
+            return Err("environments.toml sets include_local = false and names no default environment, so there is nowhere to run tools; set `default`, or pass --environment ID".to_owned());
         }
         let Some(id) = id.filter(|id| id != LOCAL_ID) else {
             if config.environment.is_some() && !environments.include_local {
@@ -97,7 +95,7 @@ impl ToolEnvironment {
     /// A path as the model should read it: a Windows server's as `C:\x`.
     pub fn path_for_model(&self, path: &Path) -> String {
         match self.windows_paths() {
-            Some(windows) => windows.to_model(path),
+            Some(windows) => windows.model_form(path),
             None => path.display().to_string(),
         }
     }
@@ -139,7 +137,7 @@ impl ToolEnvironment {
             return Ok(cwd.to_path_buf());
         };
         let workdir = match self.windows_paths() {
-            Some(windows) => windows.from_model(workdir),
+            Some(windows) => windows.local_form(workdir),
             None => workdir.to_owned(),
         };
         let path = cwd.join(workdir);

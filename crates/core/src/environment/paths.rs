@@ -21,17 +21,17 @@ fn drive_prefix(text: &str) -> Option<(char, &str)> {
 impl WindowsPaths {
     /// A path the model wrote (`C:\x\y`, `C:/x`, `src\lib.rs`) in this side's form
     /// (`/C:/x/y`, `src/lib.rs`). Anything else is left as it is.
-    pub fn from_model(self, text: &str) -> String {
+    pub fn local_form(self, text: &str) -> String {
         let slashed = text.replace('\\', "/");
         match drive_prefix(&slashed) {
-            Some((letter, rest)) if rest.is_empty() => format!("/{letter}:/"),
+            Some((letter, "")) => format!("/{letter}:/"),
             Some((letter, rest)) => format!("/{letter}:{rest}"),
             None => slashed,
         }
     }
 
     /// This side's form of a server path (`/C:/x/y`) as the model should read it (`C:\x\y`).
-    pub fn to_model(self, path: &Path) -> String {
+    pub fn model_form(self, path: &Path) -> String {
         let text = path.display().to_string();
         match text.strip_prefix('/').and_then(drive_prefix) {
             Some((letter, rest)) => format!("{letter}:{}", rest.replace('/', "\\")),
@@ -73,13 +73,13 @@ mod tests {
     #[test]
     fn model_paths_and_server_paths_translate_both_ways() {
         let w = WindowsPaths;
-        assert_eq!(w.from_model(r"Z:\tmp\x\notes.txt"), "/Z:/tmp/x/notes.txt");
-        assert_eq!(w.from_model("c:/Users/a"), "/c:/Users/a");
-        assert_eq!(w.from_model("C:"), "/C:/");
-        assert_eq!(w.from_model(r"src\lib.rs"), "src/lib.rs");
-        assert_eq!(w.from_model("/Z:/already"), "/Z:/already");
-        assert_eq!(w.to_model(Path::new("/Z:/tmp/x")), r"Z:\tmp\x");
-        assert_eq!(w.to_model(Path::new("relative/p")), "relative/p");
+        assert_eq!(w.local_form(r"Z:\tmp\x\notes.txt"), "/Z:/tmp/x/notes.txt");
+        assert_eq!(w.local_form("c:/Users/a"), "/c:/Users/a");
+        assert_eq!(w.local_form("C:"), "/C:/");
+        assert_eq!(w.local_form(r"src\lib.rs"), "src/lib.rs");
+        assert_eq!(w.local_form("/Z:/already"), "/Z:/already");
+        assert_eq!(w.model_form(Path::new("/Z:/tmp/x")), r"Z:\tmp\x");
+        assert_eq!(w.model_form(Path::new("relative/p")), "relative/p");
         assert_eq!(
             w.output_for_model("Absolute path: /Z:/tmp/x\n/Z:/tmp/x/a.txt and a/b /C:"),
             "Absolute path: Z:/tmp/x\nZ:/tmp/x/a.txt and a/b C:"

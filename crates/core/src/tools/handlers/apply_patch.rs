@@ -279,7 +279,7 @@ async fn run_patch(
 fn windows_patch(mut patch: Patch, windows: WindowsPaths) -> Patch {
     use osprey_apply_patch::FileOp;
     let fix =
-        |path: &mut PathBuf| *path = PathBuf::from(windows.from_model(&path.to_string_lossy()));
+        |path: &mut PathBuf| *path = PathBuf::from(windows.local_form(&path.to_string_lossy()));
     for op in &mut patch.operations {
         match op {
             FileOp::Add { path, .. } | FileOp::Delete { path } => fix(path),

@@ -40,7 +40,7 @@ fn windows_arguments(inv: &mut ToolInvocation, windows: WindowsPaths) {
     };
     for key in ["file_path", "dir_path", "path"] {
         if let Some(serde_json::Value::String(path)) = map.get_mut(key) {
-            *path = windows.from_model(path);
+            *path = windows.local_form(path);
         }
     }
     *arguments = serde_json::Value::Object(map).to_string();
