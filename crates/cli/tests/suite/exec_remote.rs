@@ -791,6 +791,7 @@ async fn the_agent_drives_a_windows_exec_server_under_wine() {
         ),
         call("call_3", "read_file", json!({"file_path": format!("{win_dir}\\notes.txt")})),
         call("call_4", "list_dir", json!({"dir_path": win_dir.clone()})),
+        call("call_4b", "grep_files", json!({"pattern": "gamma", "path": win_dir.clone()})),
         call(
             "call_5",
             "shell_command",
@@ -801,7 +802,7 @@ async fn the_agent_drives_a_windows_exec_server_under_wine() {
     .await;
     let home = TempHome::for_server(&server, WireApi::Responses);
     home.write_config(
-        "tools.shell_type = \"shell_command\"\ntools.read_file = true\ntools.list_dir = true\nsandbox_mode = \"danger-full-access\"\n",
+        "tools.shell_type = \"shell_command\"\ntools.read_file = true\ntools.list_dir = true\ntools.grep_files = true\nsandbox_mode = \"danger-full-access\"\n",
     );
     let args = [
         exe.display().to_string(),
@@ -848,7 +849,10 @@ async fn the_agent_drives_a_windows_exec_server_under_wine() {
     assert!(third.contains("gamma"), "{third}");
     let fourth = requests[4].output_for("call_4").unwrap();
     assert!(fourth.contains("made.txt"), "{fourth}");
-    let fifth = requests[5].output_for("call_5").unwrap();
+    let grep = requests[5].output_for("call_4b").unwrap();
+    assert!(grep.contains("notes.txt"), "{grep}");
+    assert!(grep.contains("Z:/"), "Windows paths for the model: {grep}");
+    let fifth = requests[6].output_for("call_5").unwrap();
     assert!(fifth.contains("timed out"), "{fifth}");
     assert!(!fifth.contains("never"), "{fifth}");
     server.verify();
