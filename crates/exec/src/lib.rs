@@ -116,6 +116,12 @@ async fn run(
         warnings.extend(restore.warnings);
     }
     let mut config = loaded.config;
+    if let Some(dir) = cli.environment_cwd.as_deref().filter(|d| !d.is_absolute()) {
+        return Err(Failure::usage(format!(
+            "--environment-cwd {} is not absolute: give the working directory on the environment's side as an absolute path",
+            dir.display()
+        )));
+    }
     if let Some(id) = &cli.environment {
         config.environment = Some(osprey_config::EnvironmentSelection {
             id: id.clone(),

@@ -942,3 +942,32 @@ async fn a_sandboxed_thread_refuses_a_server_that_does_not_confine() {
     assert!(!remote_dir.join("unconfined.txt").exists(), "nothing ran");
     server.verify();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relative_environment_cwd_is_a_usage_error() {
+    let remote = tempfile::tempdir().unwrap();
+    let local = temp_git_repo();
+    let server = MockModelServer::start(vec![]).await;
+    let home = home_with_environment(&server, remote.path(), &[], false);
+    let out = osprey_async(
+        &home,
+        local.path(),
+        &[
+            "exec",
+            "--environment",
+            "dev",
+            "--environment-cwd",
+            "src",
+            "hi",
+        ],
+        "",
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2), "a usage error");
+    let err = stderr(&out);
+    assert!(
+        err.contains("--environment-cwd src is not absolute"),
+        "{err}"
+    );
+    assert!(server.requests().is_empty());
+}
