@@ -197,11 +197,11 @@ SALES_ROWS = [("north", 120), ("south", 80), ("north", 45), ("east", 60), ("west
               ("south", 40), ("north", 85), ("east", 55), ("west", 65), ("north", 25),
               ("south", 70), ("east", 35), ("north", 50), ("west", 90), ("south", 10)]
 SALES_CSV = "region,amount\n" + "".join(f"{r},{a}\n" for r, a in SALES_ROWS)
-NORTH_ROWS = sum(1 for r, _ in SALES_ROWS if r == "north")  # 8
+NORTH_ROWS = sum(1 for r, _ in SALES_ROWS if r == "north")  # 7
 
 
 def check_count(cwd, events):
-    return answer_has(events, rf"(?<![\d.]){NORTH_ROWS}(?![\d.])", str(NORTH_ROWS))
+    return answer_has(events, rf"(?<![\d.]){NORTH_ROWS}(?!\d|\.\d)", str(NORTH_ROWS))
 
 
 # --- total: summarise a column ---------------------------------------------------------
@@ -213,7 +213,7 @@ EXPENSES_TOTAL = 12 + 48 + 23 + 31 + 240 + 66  # 420
 
 
 def check_total(cwd, events):
-    return answer_has(events, rf"(?<![\d.]){EXPENSES_TOTAL}(?![\d])", str(EXPENSES_TOTAL))
+    return answer_has(events, rf"(?<![\d.]){EXPENSES_TOTAL}(?!\d|\.\d)", str(EXPENSES_TOTAL))
 
 
 # --- rename: a symbol across several files ---------------------------------------------
