@@ -127,6 +127,16 @@ def attempt(label, task, argv_for, env, timeout):
     return result
 
 
+def bench_home(prefix):
+    """A fresh home for one configuration, outside the temporary directory: Codex refuses to
+    create its sandbox helper's PATH aliases (`codex-linux-sandbox`) under a CODEX_HOME in
+    /tmp, and then cannot run a sandboxed command at all."""
+    root = os.environ.get("OSPREY_BENCH_HOMES",
+                          os.path.join(os.path.expanduser("~"), ".cache", "osprey-bench"))
+    os.makedirs(root, exist_ok=True)
+    return tempfile.mkdtemp(prefix=prefix, dir=root)
+
+
 def base_env(home):
     model = os.environ.get("OSPREY_LOCAL_MODEL")
     if not model or not os.path.isfile(model):
@@ -142,7 +152,7 @@ def ablation(osprey, tasks, configs, timeout, rows=ABLATION):
     for label, switches in rows:
         if configs and label not in configs:
             continue
-        home = tempfile.mkdtemp(prefix="local-bench-home-")
+        home = bench_home("local-bench-home-")
         env = base_env(home)
         overrides = []
         for key, value in switches.items():
@@ -199,7 +209,7 @@ stream_idle_timeout_ms = 900000
 
 
 def harness(osprey, codex, tasks, configs, timeout):
-    home = tempfile.mkdtemp(prefix="local-bench-serve-")
+    home = bench_home("local-bench-serve-")
     env = base_env(home)
     # `model serve` needs the model installed in its home; `exec` would fetch it first.
     subprocess.run([osprey, "model", "fetch"], env=env, check=True, stdout=subprocess.DEVNULL)
