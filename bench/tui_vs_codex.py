@@ -122,11 +122,12 @@ class Tui:
                                      + "\n".join(self.screen.display))
                 self.changed.wait(left)
 
-    def wait_quiet(self, what, quiet=1.0, timeout=WAIT):
-        """Waits until the TUI has written something and then nothing for `quiet` seconds
-        (pyte does not follow every scrolling sequence, so finished cells are not searched
-        for on the screen)."""
-        start = self.bytes_written()
+    def wait_quiet(self, what, quiet=1.0, timeout=WAIT, start=None):
+        """Waits until the TUI has written something since `start` (a byte count; by default
+        now) and then nothing for `quiet` seconds (pyte does not follow every scrolling
+        sequence, so finished cells are not searched for on the screen)."""
+        if start is None:
+            start = self.bytes_written()
         deadline = time.monotonic() + timeout
         last, last_change = start, time.monotonic()
         while time.monotonic() < deadline:
@@ -138,7 +139,7 @@ class Tui:
                 last, last_change = now, time.monotonic()
             elif last != start and time.monotonic() - last_change >= quiet:
                 return
-        raise SystemExit(f"tui bench: timed out waiting for {what}")
+        raise SystemExit(f"tui bench: timed out waiting for {what}; screen:\n" + self.text())
 
     def type(self, data):
         os.write(self.fd, data)
@@ -163,11 +164,15 @@ def composer_shows(typed):
 
 def submit(tui, text):
     """Types `text`, waits until it shows, pauses (Codex treats a fast Enter after fast
-    typing as part of a paste), then presses Enter."""
+    typing as part of a paste), then presses Enter; returns the bytes written before Enter."""
     tui.type(text.encode())
     tui.wait_for(f"{text!r} typed", composer_shows(text))
     time.sleep(0.3)
+    # Counted before Enter: a fast TUI can finish a whole mock turn before the caller
+    # looks again, and waiting for output after that would wait for nothing.
+    before = tui.bytes_written()
     tui.type(b"\r")
+    return before
 
 
 def key_to_frame(tui, n, tag):
@@ -230,8 +235,8 @@ def run_one(kind, binary, mock_bin, scratch, keys, cells):
         # Cells: prompt after prompt, each answered briefly (the mock repeats its script).
         for i in range(max(0, (cells - 2) // 2)):
             marker = f"p{i}x"
-            submit(tui, marker)
-            tui.wait_quiet(f"prompt {i} to be answered", quiet=0.4, timeout=120)
+            sent = submit(tui, marker)
+            tui.wait_quiet(f"prompt {i} to be answered", quiet=0.4, timeout=120, start=sent)
             if i % 50 == 0:
                 sys.stderr.write(f"  {kind}: {2 * i + 2} cells\n")
         time.sleep(1)
