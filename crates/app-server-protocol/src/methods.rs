@@ -42,6 +42,7 @@ pub mod method {
     pub const TURN_STARTED: &str = "turn/started";
     pub const TURN_COMPLETED: &str = "turn/completed";
     pub const TURN_DIFF_UPDATED: &str = "turn/diff/updated";
+    pub const TURN_PLAN_UPDATED: &str = "turn/plan/updated";
     pub const ERROR: &str = "error";
     pub const ITEM_STARTED: &str = "item/started";
     pub const ITEM_COMPLETED: &str = "item/completed";
@@ -211,6 +212,7 @@ method_enum! {
         TurnStarted(TurnStartedNotification) = method::TURN_STARTED,
         TurnCompleted(TurnCompletedNotification) = method::TURN_COMPLETED,
         TurnDiffUpdated(TurnDiffUpdatedNotification) = method::TURN_DIFF_UPDATED,
+        TurnPlanUpdated(TurnPlanUpdatedNotification) = method::TURN_PLAN_UPDATED,
         Error(ErrorNotification) = method::ERROR,
         ItemStarted(ItemStartedNotification) = method::ITEM_STARTED,
         ItemCompleted(ItemCompletedNotification) = method::ITEM_COMPLETED,

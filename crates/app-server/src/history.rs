@@ -97,6 +97,8 @@ pub fn turns_from(contents: &RolloutContents) -> Vec<wire::Turn> {
     let mut turns: Vec<wire::Turn> = Vec::new();
     let mut named = false;
     let mut turn_start = 0i64;
+    // Plans have no item id of their own in the file; these are unique within the thread.
+    let mut plans = 0usize;
     for line in &contents.lines {
         let at_ms = chrono::DateTime::parse_from_rfc3339(&line.timestamp)
             .map(|t| t.timestamp_millis())
@@ -132,6 +134,17 @@ pub fn turns_from(contents: &RolloutContents) -> Vec<wire::Turn> {
                         completed_at_ms: Some(at_ms),
                     };
                     turn.items.extend(wire_item(item, times, None));
+                }
+            }
+            RolloutItem::EventMsg(EventMsg::PlanUpdate { explanation, plan }) => {
+                if let Some(turn) = turns.last_mut() {
+                    plans += 1;
+                    turn.items.push(crate::plan::plan_item(
+                        format!("plan-update-{plans}"),
+                        explanation.as_deref(),
+                        plan,
+                        at_ms,
+                    ));
                 }
             }
             RolloutItem::EventMsg(

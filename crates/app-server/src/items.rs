@@ -124,10 +124,9 @@ pub fn wire_item(
             error: error.as_ref().map(|message| json!({ "message": message })),
             duration_ms: duration(times),
         },
-        core::ThreadItem::TodoList { id, items } => wire::ThreadItemDetails::Plan {
-            id: id.clone(),
-            text: plan_text(items),
-        },
+        // `update_plan` reaches the wire as `turn/plan/updated` (see `crate::plan`), as in
+        // Codex, whose `plan` item is for plan-mode proposals.
+        core::ThreadItem::TodoList { .. } => return None,
         // Not an item on this wire: the server sends it as a `warning` notification.
         core::ThreadItem::Error { .. } => return None,
         core::ThreadItem::CollabAgentToolCall {
@@ -288,24 +287,6 @@ fn added_content(diff: &str) -> String {
         }
     }
     content
-}
-
-/// A plan as text, one step a line: `- [x] done`, `- [~] in progress`, `- [ ] to do`.
-fn plan_text(items: &[core::TodoEntry]) -> String {
-    items
-        .iter()
-        .map(|entry| {
-            let mark = if entry.completed {
-                "x"
-            } else if entry.in_progress {
-                "~"
-            } else {
-                " "
-            };
-            format!("- [{mark}] {}", entry.text)
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// A turn error as the wire's, with Codex's `codexErrorInfo` names.

@@ -28,6 +28,7 @@ mod history;
 mod items;
 pub mod loaded;
 pub mod outgoing;
+mod plan;
 mod pump;
 pub mod schema;
 pub mod server;

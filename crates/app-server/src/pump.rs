@@ -3,9 +3,10 @@
 //!
 //! Order follows Codex: `thread/status/changed active` → `turn/started` → items (each
 //! `item/started` before its deltas and `item/completed`) → `turn/diff/updated` whenever a
-//! patch changed files → `thread/status/changed idle` (or `systemError` and an `error`
-//! notification for a failed turn) → `turn/completed`, then `serverRequest/resolved` for any
-//! approval the turn's end left unanswered.
+//! patch changed files, `turn/plan/updated` whenever the model set its plan →
+//! `thread/status/changed idle` (or `systemError` and an `error` notification for a failed
+//! turn) → `turn/completed`, then `serverRequest/resolved` for any approval the turn's end
+//! left unanswered.
 
 use std::sync::{Arc, Weak};
 
@@ -211,6 +212,11 @@ async fn handle(thread: &Arc<LoadedThread>, event: Event) {
             }))
         }
         EventMsg::Compacted { .. } => compacted(thread, &turn_id),
+        EventMsg::PlanUpdate { explanation, plan } => {
+            thread.broadcast(&ServerNotification::TurnPlanUpdated(
+                crate::plan::plan_updated(thread.id_text(), turn_id, explanation, &plan),
+            ))
+        }
         EventMsg::TurnCompleted { .. } => {
             turn_ended(thread, &turn_id, wire::TurnStatus::Completed, None)
         }

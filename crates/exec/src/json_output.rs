@@ -94,6 +94,8 @@ impl JsonEventWriter {
             | EventMsg::TokenCount { .. }
             | EventMsg::Compacted { .. }
             | EventMsg::ShutdownComplete => Vec::new(),
+            // The `todo_list` item the same call updates is what Codex's exec shows.
+            EventMsg::PlanUpdate { .. } => Vec::new(),
             // Shown through the `CollabAgentToolCall` item the call emits as well.
             EventMsg::CollabAgentSpawnBegin { .. }
             | EventMsg::CollabAgentSpawnEnd { .. }

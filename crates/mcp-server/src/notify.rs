@@ -63,6 +63,7 @@ pub fn progress_message(msg: &EventMsg) -> Option<String> {
         | EventMsg::ReasoningDelta { .. }
         | EventMsg::CommandOutputDelta { .. }
         | EventMsg::TokenCount { .. }
+        | EventMsg::PlanUpdate { .. }
         | EventMsg::CollabAgentSpawnBegin { .. }
         | EventMsg::CollabAgentSpawnEnd { .. }
         | EventMsg::CollabAgentInteractionBegin { .. }

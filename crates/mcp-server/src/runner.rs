@@ -160,6 +160,7 @@ pub async fn run_turn(thread: &OspreyThread, prompt: String, client: &TurnClient
             | EventMsg::Warning { .. }
             | EventMsg::Error { .. }
             | EventMsg::Compacted { .. }
+            | EventMsg::PlanUpdate { .. }
             | EventMsg::CollabAgentSpawnBegin { .. }
             | EventMsg::CollabAgentSpawnEnd { .. }
             | EventMsg::CollabAgentInteractionBegin { .. }

@@ -144,7 +144,30 @@ pub enum EventMsg {
         /// The status the agent had before it was closed.
         status: AgentStatus,
     },
+    /// The model called `update_plan`: its whole plan as it stands now, and why it changed.
+    /// Codex's `plan_update` event, same shape (so the rollout line reads the same); the
+    /// `TodoList` item the call also updates carries the steps without the explanation.
+    PlanUpdate {
+        #[serde(default)]
+        explanation: Option<String>,
+        plan: Vec<PlanStep>,
+    },
     ShutdownComplete,
+}
+
+/// One step of a [`EventMsg::PlanUpdate`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanStep {
+    pub step: String,
+    pub status: PlanStepStatus,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanStepStatus {
+    Pending,
+    InProgress,
+    Completed,
 }
 
 /// Why a turn stopped before it finished.

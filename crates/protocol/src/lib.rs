@@ -34,7 +34,8 @@ pub use collab::{AgentStatus, CollabAgentTool, CollabReceiver};
 pub use error::{ErrorKind, WireError};
 pub use events::{
     AbortReason, ApprovalRequest, ApprovalRequestKind, CommandSource, Event, EventMsg,
-    FileChangeKind, FileChangeSummary, ItemStatus, McpCallResult, ThreadItem, TodoEntry,
+    FileChangeKind, FileChangeSummary, ItemStatus, McpCallResult, PlanStep, PlanStepStatus,
+    ThreadItem, TodoEntry,
 };
 pub use ids::{CallId, ThreadId, TurnId};
 pub use items::{

@@ -37,6 +37,9 @@ pub fn should_persist_event(msg: &EventMsg) -> bool {
         | EventMsg::Warning { .. }
         | EventMsg::Error { .. }
         | EventMsg::Compacted { .. } => true,
+        // Each plan the model set, with its explanation: the `TodoList` item never completes
+        // (it is updated in place), so this is what a resumed thread shows the plan from.
+        EventMsg::PlanUpdate { .. } => true,
         // Streaming progress: the completed item carries the final state.
         EventMsg::ItemStarted { .. }
         | EventMsg::ItemUpdated { .. }
@@ -106,5 +109,16 @@ mod tests {
             },
         }));
         assert!(!should_persist_event(&EventMsg::ShutdownComplete));
+    }
+
+    #[test]
+    fn keeps_each_plan_update_for_resume() {
+        assert!(should_persist_event(&EventMsg::PlanUpdate {
+            explanation: Some("why".into()),
+            plan: vec![osprey_protocol::PlanStep {
+                step: "s".into(),
+                status: osprey_protocol::PlanStepStatus::InProgress,
+            }],
+        }));
     }
 }

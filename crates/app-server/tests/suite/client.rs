@@ -269,6 +269,15 @@ impl Client {
             .collect()
     }
 
+    /// Every message of this method logged so far, in order.
+    pub fn log_of(&self, method: &str) -> Vec<Value> {
+        self.log
+            .iter()
+            .filter(|m| m["method"] == method)
+            .cloned()
+            .collect()
+    }
+
     /// Completed items of a thread, in order.
     pub fn completed_items(&self, thread_id: &str) -> Vec<Value> {
         self.log

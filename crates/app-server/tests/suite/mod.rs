@@ -4,6 +4,7 @@ mod differential;
 mod environments;
 mod handshake;
 mod mcp_status;
+mod plans;
 mod python_client;
 mod schema;
 mod subagents;

@@ -100,6 +100,7 @@ fn notification_thread(n: &ServerNotification) -> Option<&str> {
         ServerNotification::ThreadTokenUsageUpdated(t) => &t.thread_id,
         ServerNotification::TurnStarted(t) | ServerNotification::TurnCompleted(t) => &t.thread_id,
         ServerNotification::TurnDiffUpdated(t) => &t.thread_id,
+        ServerNotification::TurnPlanUpdated(t) => &t.thread_id,
         ServerNotification::Error(e) => &e.thread_id,
         ServerNotification::ItemStarted(i) => &i.thread_id,
         ServerNotification::ItemCompleted(i) => &i.thread_id,
@@ -562,7 +563,8 @@ impl AppState {
             | ServerNotification::ThreadArchived(_)
             | ServerNotification::ThreadUnarchived(_)
             | ServerNotification::ThreadGoalCleared(_)
-            | ServerNotification::TurnDiffUpdated(_) => Vec::new(),
+            | ServerNotification::TurnDiffUpdated(_)
+            | ServerNotification::TurnPlanUpdated(_) => Vec::new(),
         }
     }
 

@@ -1,10 +1,13 @@
-//! `update_plan`: the model's to-do list, shown to the user as a plan item.
+//! `update_plan`: the model's to-do list. Each call emits the thread's one `TodoList` item
+//! (started, then updated: what `exec --json` shows as `todo_list`) and a `PlanUpdate` event
+//! with the steps and the model's explanation (what the app server sends as
+//! `turn/plan/updated`, and what the rollout keeps so a resumed thread shows each plan).
 
 use crate::tools::call::{ToolError, ToolOutput};
 use crate::tools::context::ToolInvocation;
 use crate::tools::registry::ToolHandler;
 use async_trait::async_trait;
-use osprey_protocol::{EventMsg, ThreadItem, TodoEntry};
+use osprey_protocol::{EventMsg, PlanStep, PlanStepStatus, ThreadItem, TodoEntry};
 use osprey_tools::{StepStatus, ToolSpec, UpdatePlanArgs, update_plan_spec};
 use std::sync::Mutex;
 
@@ -49,6 +52,21 @@ impl ToolHandler for UpdatePlanHandler {
             EventMsg::ItemStarted { item }
         } else {
             EventMsg::ItemUpdated { item }
+        });
+        inv.emit(EventMsg::PlanUpdate {
+            explanation: args.explanation.clone(),
+            plan: args
+                .plan
+                .iter()
+                .map(|step| PlanStep {
+                    step: step.step.clone(),
+                    status: match step.status {
+                        StepStatus::Pending => PlanStepStatus::Pending,
+                        StepStatus::InProgress => PlanStepStatus::InProgress,
+                        StepStatus::Completed => PlanStepStatus::Completed,
+                    },
+                })
+                .collect(),
         });
         Ok(ToolOutput::success("Plan updated"))
     }
