@@ -68,7 +68,7 @@ fn lines_of(cell: &Cell, width: usize, full: bool) -> Vec<Line<'static>> {
             bullet(body, Span::styled("• ", dim()))
         }
         Cell::Exec(exec) => exec_lines(exec, width, full),
-        Cell::Plan { text } => plan_lines(text, width),
+        Cell::Plan(plan) => super::plan::plan_lines(plan, width),
         Cell::Mcp(call) => mcp_lines(call, width, full),
         Cell::Collab(call) => super::collab::collab_lines(call, width),
         Cell::Compaction => vec![Line::styled(
@@ -115,41 +115,6 @@ fn lines_of(cell: &Cell, width: usize, full: bool) -> Vec<Line<'static>> {
         }
     };
     lines.push(Line::default());
-    lines
-}
-
-/// The plan as a checklist: `- [x]` done (struck through), `- [~]` in progress (bold),
-/// `- [ ]` to do; other lines as they are.
-fn plan_lines(text: &str, width: usize) -> Vec<Line<'static>> {
-    let mut lines = vec![Line::from(vec![
-        Span::styled("• ", dim()),
-        Span::styled("Updated Plan", bold()),
-    ])];
-    for (n, line) in text.lines().enumerate() {
-        let trimmed = line.trim_start();
-        let (mark, style, rest) = if let Some(rest) = trimmed.strip_prefix("- [x] ") {
-            ("✔ ", dim().add_modifier(Modifier::CROSSED_OUT), rest)
-        } else if let Some(rest) = trimmed.strip_prefix("- [~] ") {
-            (
-                "□ ",
-                Style::default()
-                    .fg(Color::Cyan)
-                    .add_modifier(Modifier::BOLD),
-                rest,
-            )
-        } else if let Some(rest) = trimmed.strip_prefix("- [ ] ") {
-            ("□ ", Style::default(), rest)
-        } else {
-            ("", Style::default(), trimmed)
-        };
-        let lead = if n == 0 { "  └ " } else { "    " };
-        lines.extend(prefixed(
-            vec![Line::styled(format!("{mark}{rest}"), style)],
-            width,
-            Span::styled(lead, dim()),
-            "      ",
-        ));
-    }
     lines
 }
 

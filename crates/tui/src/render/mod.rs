@@ -7,6 +7,7 @@ pub mod cells;
 mod collab;
 pub mod highlight;
 pub mod markdown;
+mod plan;
 pub mod popup;
 pub mod theme;
 pub mod wrap;

@@ -612,10 +612,9 @@ fn at_file_popup() {
 #[test]
 fn plan_mcp_call_and_compaction_cells() {
     let cells = [
-        Cell::Plan {
-            text: "- [x] read the crate map\n- [~] write the slash popup\n- [ ] update docs/tui.md"
-                .into(),
-        },
+        Cell::Plan(crate::state::plan::PlanCell::from_text(
+            "- [x] read the crate map\n- [~] write the slash popup\n- [ ] update docs/tui.md",
+        )),
         Cell::Mcp(crate::state::cells::McpCell {
             server: "docs".into(),
             tool: "search".into(),
@@ -737,6 +736,46 @@ fn sub_agent_calls_name_the_agents_and_show_what_they_ended_with() {
     );
     assert!(text.contains("Closed agent nope (failed)"), "{text}");
     both_sizes("sub_agent_calls", |w| {
+        cells.iter().flat_map(|c| cells::cell_lines(c, w)).collect()
+    });
+}
+
+#[test]
+fn plan_update_checklist() {
+    use crate::state::plan::{PlanCell, PlanStep};
+    use osprey_app_server_protocol::TurnPlanStepStatus::{Completed, InProgress, Pending};
+    let step = |text: &str, status| PlanStep {
+        text: text.into(),
+        status,
+    };
+    let cells = [
+        Cell::Plan(PlanCell {
+            explanation: Some(
+                "The parser drops the last field when a line ends with a separator; I will fix \
+                 it there and cover the case with a test before touching the writer."
+                    .into(),
+            ),
+            steps: vec![
+                step("Reproduce the dropped field with a failing test", Completed),
+                step(
+                    "Fix the parser so that a trailing separator yields an empty last field, \
+                     keeping the fast path for lines without quotes",
+                    InProgress,
+                ),
+                step("Run the whole suite", Pending),
+                step("Update docs/format.md", Pending),
+            ],
+        }),
+        Cell::Plan(PlanCell {
+            explanation: None,
+            steps: vec![
+                step("Reproduce the dropped field with a failing test", Completed),
+                step("Fix the parser", Completed),
+                step("Run the whole suite", InProgress),
+            ],
+        }),
+    ];
+    both_sizes("plan_update", |w| {
         cells.iter().flat_map(|c| cells::cell_lines(c, w)).collect()
     });
 }

@@ -35,10 +35,8 @@ pub enum Cell {
     Notice {
         text: String,
     },
-    /// The agent's plan, `- [x]` / `- [~]` / `- [ ]` lines.
-    Plan {
-        text: String,
-    },
+    /// The agent's plan: one `update_plan` call (see [`super::plan`]).
+    Plan(super::plan::PlanCell),
     Mcp(McpCell),
     /// A call of a sub-agent tool (spawn, send, wait, close, resume).
     Collab(CollabCell),
@@ -227,9 +225,9 @@ impl Cell {
                 }),
                 duration_ms: *duration_ms,
             })),
-            ThreadItemDetails::Plan { text, .. } => {
-                (!text.trim().is_empty()).then(|| Cell::Plan { text: text.clone() })
-            }
+            // A plan streamed into an item (another server's plan mode) shows once it has text.
+            ThreadItemDetails::Plan { text, .. } => (!live || !text.trim().is_empty())
+                .then(|| Cell::Plan(super::plan::PlanCell::from_text(text))),
             // The marker is shown once the compaction is done.
             ThreadItemDetails::ContextCompaction { .. } => (!live).then_some(Cell::Compaction),
             ThreadItemDetails::CollabAgentToolCall {

@@ -10,6 +10,7 @@ pub mod composer;
 pub mod mcp_status;
 pub mod mention;
 pub mod picker;
+pub mod plan;
 pub mod sessions;
 pub mod slash;
 
@@ -557,14 +558,19 @@ impl AppState {
                 self.history.push(Cell::Warning { message });
                 Vec::new()
             }
+            // Each `update_plan` call is a finished cell of its own, as in Codex.
+            ServerNotification::TurnPlanUpdated(p) => {
+                self.history
+                    .push(Cell::Plan(plan::PlanCell::from_notification(&p)));
+                Vec::new()
+            }
             // Shown by later slices (thread list, diff pager); nothing to draw now.
             ServerNotification::ThreadStarted(_)
             | ServerNotification::ThreadStatusChanged(_)
             | ServerNotification::ThreadArchived(_)
             | ServerNotification::ThreadUnarchived(_)
             | ServerNotification::ThreadGoalCleared(_)
-            | ServerNotification::TurnDiffUpdated(_)
-            | ServerNotification::TurnPlanUpdated(_) => Vec::new(),
+            | ServerNotification::TurnDiffUpdated(_) => Vec::new(),
         }
     }
 

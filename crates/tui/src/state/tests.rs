@@ -3,7 +3,7 @@ use std::time::{Duration, Instant};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use osprey_app_server_protocol::{
     CommandExecutionApprovalDecision, FileChangeApprovalDecision, RequestId, ServerNotification,
-    ServerRequest, method,
+    ServerRequest, TurnPlanStepStatus, method,
 };
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -1062,6 +1062,91 @@ fn at_completes_a_file_path_from_the_index() {
     assert!(state.mention.is_none(), "stays closed for this word");
 }
 
+fn plan_step(text: &str, status: TurnPlanStepStatus) -> plan::PlanStep {
+    plan::PlanStep {
+        text: text.into(),
+        status,
+    }
+}
+
+fn plan_update(thread: &str, explanation: Value, statuses: [&str; 2]) -> AppEvent {
+    note(
+        method::TURN_PLAN_UPDATED,
+        json!({"threadId": thread, "turnId": "t1", "explanation": explanation,
+               "plan": [{"step": "Read the code", "status": statuses[0]},
+                        {"step": "Fix the bug", "status": statuses[1]}]}),
+    )
+}
+
+#[test]
+fn each_plan_update_is_its_own_cell_and_a_resumed_plan_is_the_same_cell() {
+    let mut state = ready();
+    let now = Instant::now();
+    state.apply(
+        plan_update(
+            "th1",
+            json!("Starting with the code."),
+            ["inProgress", "pending"],
+        ),
+        now,
+    );
+    state.apply(
+        plan_update("th1", Value::Null, ["completed", "inProgress"]),
+        now,
+    );
+    // A sub-agent's plan streams on the same connection under its own thread id.
+    state.apply(
+        plan_update("agent-7", Value::Null, ["completed", "completed"]),
+        now,
+    );
+    let live = vec![
+        Cell::Plan(plan::PlanCell {
+            explanation: Some("Starting with the code.".into()),
+            steps: vec![
+                plan_step("Read the code", TurnPlanStepStatus::InProgress),
+                plan_step("Fix the bug", TurnPlanStepStatus::Pending),
+            ],
+        }),
+        Cell::Plan(plan::PlanCell {
+            explanation: None,
+            steps: vec![
+                plan_step("Read the code", TurnPlanStepStatus::Completed),
+                plan_step("Fix the bug", TurnPlanStepStatus::InProgress),
+            ],
+        }),
+    ];
+    assert_eq!(state.history, live);
+    assert!(
+        state.active.is_empty(),
+        "a plan is finished when it arrives"
+    );
+
+    // The same two calls as the app server's history gives them back.
+    let turn: osprey_app_server_protocol::Turn = serde_json::from_value(json!({
+        "id": "turn-1", "rootTurnId": null, "itemsView": "full", "status": "completed",
+        "error": null, "startedAt": 1, "completedAt": 2, "durationMs": 1000,
+        "items": [
+            {"type": "plan", "id": "plan-update-1",
+             "text": "Starting with the code.\n\n- [~] Read the code\n- [ ] Fix the bug"},
+            {"type": "plan", "id": "plan-update-2",
+             "text": "- [x] Read the code\n- [~] Fix the bug"},
+        ]
+    }))
+    .unwrap();
+    let mut resumed = AppState::new();
+    resumed.apply(
+        AppEvent::ThreadReady {
+            thread_id: "th1".into(),
+            model: "m".into(),
+            cwd: "/w".into(),
+            turns: vec![turn],
+            settings: Default::default(),
+        },
+        now,
+    );
+    assert_eq!(resumed.history[..2], live[..]);
+}
+
 #[test]
 fn plan_mcp_and_compaction_items_become_cells() {
     let mut state = ready();
@@ -1086,9 +1171,13 @@ fn plan_mcp_and_compaction_items_become_cells() {
     assert_eq!(
         state.history,
         vec![
-            Cell::Plan {
-                text: "- [x] one\n- [ ] two".into()
-            },
+            Cell::Plan(plan::PlanCell {
+                explanation: None,
+                steps: vec![
+                    plan_step("one", TurnPlanStepStatus::Completed),
+                    plan_step("two", TurnPlanStepStatus::Pending),
+                ],
+            }),
             Cell::Mcp(cells::McpCell {
                 server: "docs".into(),
                 tool: "search".into(),

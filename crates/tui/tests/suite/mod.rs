@@ -1,4 +1,5 @@
 mod mcp;
+mod plan;
 mod pty;
 mod remote;
 mod restore;
