@@ -393,7 +393,9 @@ fn alt_frame(
     let live = live_lines(state, state.working_for(Instant::now()), width, height);
     let room = height.saturating_sub(live.lines.len());
     let mut tail: Vec<ratatui::text::Line<'static>> = Vec::new();
-    for cell in state.history.iter().rev() {
+    // After a switch of the watched thread (`/agent`), its header tops its transcript.
+    let header = state.thread_header();
+    for cell in header.iter().chain(state.history.iter()).rev() {
         if tail.len() >= room {
             break;
         }

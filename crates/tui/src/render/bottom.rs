@@ -21,12 +21,23 @@ fn dim() -> Style {
 /// The composer's lines and where the cursor is in them (column, row). Lines wrap by
 /// character so the cursor position is exact.
 pub fn composer_lines(composer: &Composer, width: usize) -> (Vec<Line<'static>>, (u16, u16)) {
+    composer_lines_with(composer, width, PLACEHOLDER)
+}
+
+/// As [`composer_lines`], with another hint in the empty composer (whom a message goes to).
+pub fn composer_lines_with(
+    composer: &Composer,
+    width: usize,
+    placeholder: &str,
+) -> (Vec<Line<'static>>, (u16, u16)) {
     let prompt = Span::styled("› ", Style::default().add_modifier(Modifier::BOLD));
     if composer.is_empty() {
-        return (
-            vec![Line::from(vec![prompt, Span::styled(PLACEHOLDER, dim())])],
-            (2, 0),
-        );
+        let hint = Line::from(vec![prompt, Span::styled(placeholder.to_owned(), dim())]);
+        let hint = wrap_line(&hint, width, "")
+            .into_iter()
+            .next()
+            .unwrap_or_default();
+        return (vec![hint], (2, 0));
     }
     let inner = width.saturating_sub(2).max(1);
     let mut lines = Vec::new();

@@ -96,6 +96,7 @@ fn lines_of(cell: &Cell, width: usize, full: bool) -> Vec<Line<'static>> {
         .collect(),
         Cell::Notice { text } => wrap_line(&Line::from(text.clone()), width, "  "),
         Cell::Facts { title, rows } => facts_lines(title, rows, width),
+        Cell::ThreadHeader(header) => super::threads::header_lines(header, width),
         Cell::TurnEnd {
             seconds,
             interrupted,

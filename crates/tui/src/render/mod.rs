@@ -10,6 +10,7 @@ pub mod markdown;
 mod plan;
 pub mod popup;
 pub mod theme;
+pub mod threads;
 pub mod wrap;
 
 use std::time::Duration;
@@ -42,11 +43,17 @@ pub fn live_lines(
     } else if let Some(approval) = state.approvals.first() {
         bottom.extend(bottom::approval_lines(approval, width));
     } else if let Some(picker) = &state.picker {
-        bottom.extend(popup::picker_lines(
-            picker,
-            width,
-            max_height.saturating_sub(6).clamp(1, 12),
-        ));
+        let rows = max_height.saturating_sub(6).clamp(1, 12);
+        if picker.kind == crate::state::PickerKind::Agent {
+            bottom.extend(threads::agent_picker_lines(
+                picker,
+                &state.agent_rows(),
+                width,
+                rows,
+            ));
+        } else {
+            bottom.extend(popup::picker_lines(picker, width, rows));
+        }
     } else {
         for text in &state.queued {
             let first = text.lines().next().unwrap_or_default();
@@ -65,20 +72,24 @@ pub fn live_lines(
         }
         let (lines, (x, y)) = match state.composer.search() {
             Some(search) => bottom::search_lines(search, &state.composer, width),
-            None => bottom::composer_lines(&state.composer, width),
+            None => match threads::composer_hint(state) {
+                Some(hint) => bottom::composer_lines_with(&state.composer, width, &hint),
+                None => bottom::composer_lines(&state.composer, width),
+            },
         };
         let top = bottom.len() as u16;
         bottom.extend(lines);
         cursor = Some((x, top + y));
     }
     bottom.push(Line::default());
-    bottom.push(bottom::status_line(
+    let status = bottom::status_line(
         &state.status,
         working,
         state.queued.len(),
         state.quit_armed,
         width,
-    ));
+    );
+    bottom.push(threads::watched_status(state, status, width));
 
     let mut running: Vec<Line<'static>> = Vec::new();
     for (_, cell) in &state.active {

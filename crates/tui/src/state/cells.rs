@@ -47,6 +47,8 @@ pub enum Cell {
         title: String,
         rows: Vec<(String, String)>,
     },
+    /// Watching another thread (`/agent`) starts here: which one, and how to get back.
+    ThreadHeader(super::threads::ThreadHeader),
     /// The end of a turn: how long it worked, and whether it was interrupted.
     TurnEnd {
         seconds: u64,

@@ -135,11 +135,17 @@ impl AppState {
                 return Vec::new();
             }
         };
+        let name = slash::COMMANDS
+            .iter()
+            .find(|e| e.command == command)
+            .map_or("", |e| e.name);
+        if needs_idle(command)
+            && let Some(text) = self.main_thread_only(name)
+        {
+            self.history.push(Cell::Notice { text });
+            return Vec::new();
+        }
         if needs_idle(command) && self.turn.is_some() {
-            let name = slash::COMMANDS
-                .iter()
-                .find(|e| e.command == command)
-                .map_or("", |e| e.name);
             self.history.push(Cell::Notice {
                 text: format!(
                     "'/{name}' is disabled while a turn is in progress; wait for it or press esc to interrupt"
@@ -211,6 +217,10 @@ impl AppState {
                         Vec::new()
                     }
                 }
+            }
+            SlashCommand::Agent => {
+                self.open_agent_picker();
+                Vec::new()
             }
             SlashCommand::Mcp => vec![Action::ListMcpServers {
                 thread_id: self.thread_id.clone(),
@@ -377,6 +387,10 @@ impl AppState {
                         ),
                     });
                 }
+                Vec::new()
+            }
+            PickerKind::Agent => {
+                self.pick_agent(&item.value);
                 Vec::new()
             }
             PickerKind::Session { fork } => vec![Action::OpenThread {

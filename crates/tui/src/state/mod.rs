@@ -13,6 +13,7 @@ pub mod picker;
 pub mod plan;
 pub mod sessions;
 pub mod slash;
+pub mod threads;
 
 use std::time::{Duration, Instant};
 
@@ -232,8 +233,8 @@ pub struct RunningTurn {
 #[derive(Debug, Default)]
 pub struct AppState {
     pub thread_id: Option<String>,
-    /// Sub-agents' file changes still running, for the diff of their patch approvals.
-    agent_changes: Vec<(String, Vec<osprey_app_server_protocol::FileUpdateChange>)>,
+    /// Sub-agents and the transcripts of the threads not watched (`/agent`).
+    pub threads: threads::Threads,
     /// Finished cells, in order; the whole session's transcript.
     pub history: Vec<Cell>,
     /// How many of `history` are already written to the terminal's scrollback.
@@ -299,11 +300,15 @@ impl AppState {
             .map(|t| now.saturating_duration_since(t.started))
     }
 
-    /// Cells finished since the last call, for the terminal's scrollback.
-    pub fn take_unflushed(&mut self) -> &[Cell] {
-        let start = self.flushed;
+    /// Cells finished since the last call, for the terminal's scrollback (after a switch of
+    /// the watched thread, its header and its whole transcript).
+    pub fn take_unflushed(&mut self) -> Vec<Cell> {
+        let start = self.flushed.min(self.history.len());
         self.flushed = self.history.len();
-        &self.history[start..]
+        self.take_thread_header()
+            .into_iter()
+            .chain(self.history[start..].iter().cloned())
+            .collect()
     }
 
     /// Submits `text` as if typed and sent (the prompt given on the command line).
@@ -320,6 +325,7 @@ impl AppState {
                 turns,
                 settings,
             } => {
+                self.reset_threads();
                 self.replay(&turns);
                 self.thread_id = Some(thread_id);
                 self.status = Status {
@@ -441,14 +447,12 @@ impl AppState {
     }
 
     fn on_notification(&mut self, n: ServerNotification, now: Instant) -> Vec<Action> {
-        // A sub-agent's events stream on this connection under its own thread id; they are
-        // not this thread's (its calls show as collab cells, its approvals still ask).
-        if let (Some(own), Some(theirs)) = (self.thread_id.as_deref(), notification_thread(&n))
-            && own != theirs
-        {
-            self.remember_agent_change(n);
-            return Vec::new();
-        }
+        // A sub-agent's events stream on this connection under its own thread id; each
+        // thread's go to its own transcript (state/threads.rs).
+        let n = match self.route_notification(n, now) {
+            std::ops::ControlFlow::Break(actions) => return actions,
+            std::ops::ControlFlow::Continue(n) => n,
+        };
         match n {
             ServerNotification::TurnStarted(t) => {
                 match &mut self.turn {
@@ -519,6 +523,10 @@ impl AppState {
                 }
                 Vec::new()
             }
+            // A sub-agent's usage is not the session's.
+            ServerNotification::ThreadTokenUsageUpdated(_) if self.threads.watched.is_some() => {
+                Vec::new()
+            }
             ServerNotification::ThreadTokenUsageUpdated(u) => {
                 self.status.usage = Some(u.token_usage.total);
                 if let Some(window) = u.token_usage.model_context_window.filter(|w| *w > 0) {
@@ -582,7 +590,9 @@ impl AppState {
             }
             self.history.push(cell);
         }
-        self.approvals.clear();
+        // This thread's requests end with its turn; other threads' still ask.
+        let watched = self.threads.watched.clone();
+        self.approvals.retain(|a| a.from_agent != watched);
         let seconds = self.working_for(now).map_or(0, |d| d.as_secs());
         self.history.push(Cell::TurnEnd {
             seconds,
@@ -594,23 +604,6 @@ impl AppState {
         }
         let text = self.queued.remove(0);
         self.submit(text, now)
-    }
-
-    /// Keeps a sub-agent's running file change (its approval shows the diff).
-    fn remember_agent_change(&mut self, n: ServerNotification) {
-        match n {
-            ServerNotification::ItemStarted(s) => {
-                if let ThreadItemDetails::FileChange { id, changes, .. } = s.item.details {
-                    self.agent_changes.retain(|(i, _)| *i != id);
-                    self.agent_changes.push((id, changes));
-                }
-            }
-            ServerNotification::ItemCompleted(c) => {
-                let id = c.item.details.id();
-                self.agent_changes.retain(|(i, _)| i != id);
-            }
-            _ => {}
-        }
     }
 
     fn on_request(&mut self, id: RequestId, request: ServerRequest) {
@@ -637,12 +630,7 @@ impl AppState {
             ServerRequest::FileChangeRequestApproval(p) => {
                 let changes = match self.active_mut(&p.item_id) {
                     Some(Cell::FileChange { changes, .. }) => changes.clone(),
-                    _ => self
-                        .agent_changes
-                        .iter()
-                        .find(|(i, _)| *i == p.item_id)
-                        .map(|(_, c)| c.clone())
-                        .unwrap_or_default(),
+                    _ => self.agent_file_change(&p.item_id).unwrap_or_default(),
                 };
                 ApprovalKind::Patch {
                     reason: p.reason,
@@ -670,6 +658,8 @@ impl AppState {
             }
             return Vec::new();
         };
+        // While a sub-agent is watched, messages go to it.
+        let thread_id = self.threads.watched.clone().unwrap_or(thread_id);
         if text.trim().is_empty() {
             return Vec::new();
         }
@@ -717,13 +707,10 @@ impl AppState {
 
     fn interrupt(&self) -> Vec<Action> {
         match (
-            &self.thread_id,
+            self.send_target(),
             self.turn.as_ref().and_then(|t| t.id.clone()),
         ) {
-            (Some(thread_id), Some(turn_id)) => vec![Action::Interrupt {
-                thread_id: thread_id.clone(),
-                turn_id,
-            }],
+            (Some(thread_id), Some(turn_id)) => vec![Action::Interrupt { thread_id, turn_id }],
             _ => Vec::new(),
         }
     }

@@ -16,6 +16,8 @@ pub enum PickerKind {
     Session {
         fork: bool,
     },
+    /// `/agent`: the main thread and the sub-agents; the chosen one is watched.
+    Agent,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -16,6 +16,7 @@ pub enum SlashCommand {
     Mcp,
     Init,
     Copy,
+    Agent,
     Exit,
 }
 
@@ -96,6 +97,12 @@ pub const COMMANDS: &[SlashEntry] = &[
         description: "copy the last answer's markdown to the clipboard",
     },
     SlashEntry {
+        command: SlashCommand::Agent,
+        name: "agent",
+        aliases: &["subagents"],
+        description: "switch between this session's main thread and its sub-agents",
+    },
+    SlashEntry {
         command: SlashCommand::Exit,
         name: "exit",
         aliases: &["quit"],
@@ -153,6 +160,7 @@ mod tests {
         assert_eq!(names("m"), vec!["model", "mcp"]);
         assert_eq!(names("approvals"), vec!["permissions"]);
         assert_eq!(names("quit"), vec!["exit"]);
+        assert_eq!(names("subagents"), vec!["agent"]);
         assert_eq!(names("zz"), Vec::<&str>::new());
     }
 
@@ -160,6 +168,7 @@ mod tests {
     fn submitted_drafts_name_commands_aliases_or_unknown_ones() {
         assert_eq!(parse("/status"), Some(Ok((SlashCommand::Status, ""))));
         assert_eq!(parse("/quit"), Some(Ok((SlashCommand::Exit, ""))));
+        assert_eq!(parse("/subagents"), Some(Ok((SlashCommand::Agent, ""))));
         assert_eq!(
             parse("/approvals"),
             Some(Ok((SlashCommand::Permissions, "")))
