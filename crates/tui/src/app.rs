@@ -7,8 +7,7 @@ use std::io::{IsTerminal, Write};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use crossterm::event::{Event, EventStream};
-use futures::StreamExt;
+use crossterm::event::Event;
 use osprey_app_server::ServerOptions;
 use osprey_app_server_protocol::{
     ClientRequest, CommandExecutionRequestApprovalResponse, CwdFilter,
@@ -56,10 +55,13 @@ pub async fn run_main(cli: TuiCli, server: ServerOptions) -> i32 {
     }
     let version = server.version.clone();
     let settings = crate::settings::load(&server.env);
-    let theme = crate::render::theme::Theme::choose(
+    let theme = crate::render::theme::Theme::decided(
         settings.as_ref().map(|s| s.theme).unwrap_or_default(),
         &server.env,
     );
+    // Colours matter only when they are written; some terminals print what they ignore.
+    let ask_terminal = server.env.get("NO_COLOR").is_none_or(|v| v.is_empty())
+        && crate::background::worth_asking(server.env.get("TERM").map(String::as_str));
     let trust = crate::trust::question(&server.env, &cwd);
     let history_path = crate::history::path(&server.env);
     let test_panic = test_panic_requested(&server.env);
@@ -89,6 +91,17 @@ pub async fn run_main(cli: TuiCli, server: ServerOptions) -> i32 {
         return 1;
     }
     terminal::install_panic_hook();
+    // `theme = "auto"` and nothing in the environment: the terminal is asked, before its
+    // input reader starts (the keys read meanwhile are handed on).
+    let probe = match theme {
+        None if ask_terminal => crate::background::probe(),
+        _ => crate::background::Probe::default(),
+    };
+    let theme = theme
+        .or(probe
+            .background
+            .map(crate::render::theme::Theme::for_background))
+        .unwrap_or_default();
     let mut state = AppState::new();
     let mut history_file = None;
     match settings {
@@ -115,6 +128,7 @@ pub async fn run_main(cli: TuiCli, server: ServerOptions) -> i32 {
         history_file,
         test_panic,
         theme,
+        probe,
     };
     let result = event_loop(state, startup, &client, server_rx, &cli, &cwd, &version).await;
     terminal::restore();
@@ -178,6 +192,9 @@ struct Startup {
     test_panic: bool,
     /// The background the colours are drawn for.
     theme: crate::render::theme::Theme,
+    /// The terminal's answer to the background question: the keys read meanwhile, and
+    /// whether a late reply is to be filtered out of the keys.
+    probe: crate::background::Probe,
 }
 
 /// Debug builds only: `OSPREY_TUI_TEST_PANIC=1` makes F12 panic, so the end-to-end tests can
@@ -206,6 +223,7 @@ async fn event_loop(
         history_file,
         test_panic,
         theme,
+        probe,
     } = startup;
     let mut tui = Tui::new(3)?;
     tui.theme = theme;
@@ -225,7 +243,7 @@ async fn event_loop(
         let actions = state.submit_text(prompt, Instant::now());
         perform(&ctx, actions);
     }
-    let mut keys = EventStream::new();
+    let mut keys = crate::keys::Keys::new(&probe.other, probe.late_reply);
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     #[cfg(unix)]
@@ -291,9 +309,9 @@ async fn event_loop(
         for edit in edits {
             if let Action::EditDraft { text } = edit {
                 // The editor reads the keys now: stop the reader, start a new one after.
-                drop(keys);
+                keys.pause();
                 let result = crate::editor::edit(&mut tui, &text, cwd).await;
-                keys = EventStream::new();
+                keys.resume();
                 state.finish_edit(result);
                 dirty = true;
             }

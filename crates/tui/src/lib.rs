@@ -21,10 +21,12 @@
 
 pub mod app;
 pub mod app_client;
+pub mod background;
 pub mod cli;
 mod editor;
 pub mod git;
 pub mod history;
+pub mod keys;
 pub mod render;
 pub mod settings;
 pub mod state;

@@ -12,7 +12,7 @@
 //! [tui]
 //! alternate_screen = true    # full-screen view, as `--alt-screen`
 //! share_shell_output = true  # every !cmd reaches the model, as !!cmd does
-//! theme = "light"            # "auto" (COLORFGBG decides), "light" or "dark"
+//! theme = "light"            # "auto" (COLORFGBG, else the terminal), "light" or "dark"
 //! ```
 
 use std::collections::HashMap;

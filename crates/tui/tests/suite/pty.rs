@@ -1,9 +1,12 @@
 //! Runs the `osprey` binary in a pseudo-terminal and reads its screen through a vt100
 //! parser: type keys, wait for text. The terminal's cursor-position queries are answered
-//! from the parser, as a real terminal would.
+//! from the parser, as a real terminal would; its background-colour query (OSC 11) is
+//! answered as the test chooses ([`Background`]): not at all by default, like a terminal
+//! without OSC 11.
 
 use std::io::{Read, Write};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -18,6 +21,18 @@ pub fn osprey_bin() -> std::path::PathBuf {
     osprey_test_support::workspace_binary("osprey")
 }
 
+/// How the pretend terminal answers `ESC ] 11 ; ? BEL`.
+#[derive(Debug, Clone, Default)]
+pub enum Background {
+    /// Never (nor the DA1 query after it).
+    #[default]
+    Silent,
+    /// At once with this colour (`rgb:ffff/ffff/ffff`), ended by `ESC \`.
+    Answer(&'static str),
+    /// With this colour, but only after this long (a slow link), ended by BEL.
+    Late(&'static str, Duration),
+}
+
 pub struct PtySession {
     parser: Arc<Mutex<vt100::Parser>>,
     writer: Arc<Mutex<Box<dyn Write + Send>>>,
@@ -26,9 +41,17 @@ pub struct PtySession {
     master: Box<dyn MasterPty + Send>,
     /// Everything the program wrote, for failure messages.
     raw: Arc<Mutex<Vec<u8>>>,
+    /// When each background query was read, and when the program next wrote after it.
+    queries: Queries,
+    /// How many background answers were written to the program.
+    answered: Arc<AtomicUsize>,
 }
 
+/// When each background query was read, and when the program next wrote after it.
+type Queries = Arc<Mutex<Vec<(Instant, Option<Instant>)>>>;
+
 const DSR: &[u8] = b"\x1b[6n";
+const OSC11: &[u8] = b"\x1b]11;?\x07";
 
 impl PtySession {
     pub fn spawn(home: &TempHome, cwd: &Path, args: &[&str], rows: u16, cols: u16) -> Self {
@@ -43,6 +66,20 @@ impl PtySession {
         rows: u16,
         cols: u16,
         extra_env: &[(&str, &str)],
+    ) -> Self {
+        Self::spawn_with_terminal(home, cwd, args, rows, cols, extra_env, Background::Silent)
+    }
+
+    /// As [`PtySession::spawn_with_env`], with a terminal that answers the background query
+    /// as `background` says.
+    pub fn spawn_with_terminal(
+        home: &TempHome,
+        cwd: &Path,
+        args: &[&str],
+        rows: u16,
+        cols: u16,
+        extra_env: &[(&str, &str)],
+        background: Background,
     ) -> Self {
         let pair = native_pty_system()
             .openpty(PtySize {
@@ -73,10 +110,14 @@ impl PtySession {
             Arc::new(Mutex::new(pair.master.take_writer().expect("pty writer")));
         let parser = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 2000)));
         let raw = Arc::new(Mutex::new(Vec::new()));
+        let queries: Queries = Arc::default();
+        let answered = Arc::new(AtomicUsize::new(0));
         {
+            let answered = Arc::clone(&answered);
             let parser = Arc::clone(&parser);
             let writer = Arc::clone(&writer);
             let raw = Arc::clone(&raw);
+            let queries = Arc::clone(&queries);
             std::thread::spawn(move || {
                 let mut buf = [0u8; 8192];
                 let mut pending: Vec<u8> = Vec::new();
@@ -85,25 +126,42 @@ impl PtySession {
                         Ok(0) | Err(_) => break,
                         Ok(n) => n,
                     };
+                    if let Some((_, next)) = queries.lock().unwrap().last_mut() {
+                        next.get_or_insert_with(Instant::now);
+                    }
                     raw.lock().unwrap().extend_from_slice(&buf[..n]);
                     pending.extend_from_slice(&buf[..n]);
-                    // Feed up to each cursor query, answer it, and go on.
-                    while let Some(at) = pending.windows(DSR.len()).position(|w| w == DSR) {
+                    // Feed up to each query, answer it, and go on.
+                    while let Some((at, query)) = first_query(&pending) {
                         let mut parser = parser.lock().unwrap();
                         parser.process(&pending[..at]);
-                        let (row, col) = parser.screen().cursor_position();
-                        let answer = format!("\x1b[{};{}R", row + 1, col + 1);
-                        let mut w = writer.lock().unwrap();
-                        let _ = w.write_all(answer.as_bytes());
-                        let _ = w.flush();
-                        pending.drain(..at + DSR.len());
+                        if query == DSR {
+                            let (row, col) = parser.screen().cursor_position();
+                            let answer = format!("\x1b[{};{}R", row + 1, col + 1);
+                            let mut w = writer.lock().unwrap();
+                            let _ = w.write_all(answer.as_bytes());
+                            let _ = w.flush();
+                        } else {
+                            // Output after the query and its DA1 in the same read came
+                            // after the wait too (read late, it cannot be timed).
+                            let rest = &pending[at + query.len()..];
+                            let rest = rest.strip_prefix(b"\x1b[c").unwrap_or(rest);
+                            let now = Instant::now();
+                            let next = (!rest.is_empty()).then_some(now);
+                            queries.lock().unwrap().push((now, next));
+                            answer_background(&background, &writer, &answered);
+                        }
+                        pending.drain(..at + query.len());
                     }
                     // Keep a possible partial query for the next read.
-                    let keep = (1..DSR.len())
-                        .rev()
-                        .find(|k| {
-                            pending.len() >= *k && DSR.starts_with(&pending[pending.len() - k..])
+                    let keep = [DSR, OSC11]
+                        .iter()
+                        .flat_map(|q| {
+                            (1..q.len()).rev().find(|k| {
+                                pending.len() >= *k && q.starts_with(&pending[pending.len() - k..])
+                            })
                         })
+                        .max()
                         .unwrap_or(0);
                     let upto = pending.len() - keep;
                     parser.lock().unwrap().process(&pending[..upto]);
@@ -117,7 +175,25 @@ impl PtySession {
             child,
             master: pair.master,
             raw,
+            queries,
+            answered,
         }
+    }
+
+    /// How many answers to the background query the terminal has written.
+    pub fn background_answers(&self) -> usize {
+        self.answered.load(Ordering::SeqCst)
+    }
+
+    /// When the program asked for the background, and how long it then went without
+    /// writing anything (it waits for the answer in between), once per query.
+    pub fn background_queries(&self) -> Vec<Option<Duration>> {
+        self.queries
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(asked, next)| next.map(|n| n.saturating_duration_since(*asked)))
+            .collect()
     }
 
     /// The scrollback and the screen, top to bottom.
@@ -255,6 +331,40 @@ impl PtySession {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
+}
+
+/// The first query in `bytes` (where, and which).
+fn first_query(bytes: &[u8]) -> Option<(usize, &'static [u8])> {
+    [DSR, OSC11]
+        .into_iter()
+        .filter_map(|q| {
+            bytes
+                .windows(q.len())
+                .position(|w| w == q)
+                .map(|at| (at, q))
+        })
+        .min_by_key(|(at, _)| *at)
+}
+
+fn answer_background(
+    background: &Background,
+    writer: &Arc<Mutex<Box<dyn Write + Send>>>,
+    answered: &Arc<AtomicUsize>,
+) {
+    let (reply, delay) = match background {
+        Background::Silent => return,
+        Background::Answer(color) => (format!("\x1b]11;{color}\x1b\\"), Duration::ZERO),
+        Background::Late(color, delay) => (format!("\x1b]11;{color}\x07"), *delay),
+    };
+    let writer = Arc::clone(writer);
+    let answered = Arc::clone(answered);
+    std::thread::spawn(move || {
+        std::thread::sleep(delay);
+        let mut w = writer.lock().unwrap();
+        let _ = w.write_all(reply.as_bytes());
+        let _ = w.flush();
+        answered.fetch_add(1, Ordering::SeqCst);
+    });
 }
 
 impl Drop for PtySession {
