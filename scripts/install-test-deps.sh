@@ -30,6 +30,16 @@ if ! command -v tmux >/dev/null 2>&1; then
   fi
 fi
 
+# Xvfb and xclip run the TUI's Ctrl+V test against a real X clipboard (Debian packages).
+if ! command -v Xvfb >/dev/null 2>&1 || ! command -v xclip >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq xvfb xclip) >&2 \
+      || echo "install-test-deps: could not install xvfb and xclip; the TUI's clipboard test will fail" >&2
+  else
+    echo "install-test-deps: Xvfb or xclip is missing and apt-get is not available" >&2
+  fi
+fi
+
 # The Windows exec server's test under Wine (crates/exec-server/tests/suite/wine.rs): the
 # mingw cross compiler and Wine (Debian packages) and Rust's x86_64-pc-windows-gnu target.
 # scripts/test.sh then builds osprey-exec-server.exe; the test must run once these are here.

@@ -25,6 +25,7 @@ use crate::cli::{ResumeTarget, TuiCli};
 use crate::git;
 use crate::render::popup::pager_view;
 use crate::render::{cells::cell_lines, live_lines};
+use crate::state::clipboard::ClipboardPaste;
 use crate::state::{Action, Answer, AppEvent, AppState, SessionRow, ThreadSettings};
 use crate::terminal::{self, Tui};
 
@@ -233,6 +234,7 @@ async fn event_loop(
         tx: app_tx.clone(),
         overrides: cli.overrides(cwd),
         cwd: cwd.display().to_string(),
+        images: std::sync::Arc::default(),
     };
     // A project config not yet trusted: the session starts once the person answered.
     match &trust {
@@ -343,6 +345,8 @@ async fn event_loop(
         }
         perform(&ctx, actions);
     }
+    // Clipboard images were read into the model's history when their turns started.
+    ctx.images.close();
     tui.leave_fullscreen()?;
     tui.clear_live()?;
     Ok(state)
@@ -397,6 +401,8 @@ struct Ctx {
     tx: mpsc::UnboundedSender<AppEvent>,
     overrides: ThreadOverrides,
     cwd: String,
+    /// Where Ctrl+V saves clipboard images; removed when the loop ends.
+    images: std::sync::Arc<crate::clipboard::ImageDir>,
 }
 
 /// Full-screen mode: the newest transcript lines fill the screen above the live area.
@@ -758,6 +764,33 @@ fn perform(ctx: &Ctx, actions: Vec<Action>) {
                         let _ = tx.send(AppEvent::McpServers(list.data));
                     })
                     .map_err(|e| format!("could not list the MCP servers for /mcp: {e}")),
+                Action::PasteClipboard => {
+                    let paste = match crate::clipboard::read(crate::clipboard::WAIT).await {
+                        Ok(crate::clipboard::Content::Png(png)) => match ctx.images.save(&png) {
+                            Ok(path) => ClipboardPaste::Image {
+                                path: path.display().to_string(),
+                            },
+                            Err(e) => ClipboardPaste::Unavailable {
+                                reason: format!(
+                                    "Ctrl+V: could not save the clipboard's image ({e}); paste \
+                                     or drag the image file's path instead"
+                                ),
+                            },
+                        },
+                        // Text is pasted as a paste would be: an image file's path attaches it.
+                        Ok(crate::clipboard::Content::Text(text)) => {
+                            match image_path(&text, std::path::Path::new(&ctx.cwd)) {
+                                Some(path) => ClipboardPaste::Image { path },
+                                None => ClipboardPaste::Text(text),
+                            }
+                        }
+                        Err(e) => ClipboardPaste::Unavailable {
+                            reason: e.to_string(),
+                        },
+                    };
+                    let _ = tx.send(AppEvent::Clipboard(paste));
+                    Ok(())
+                }
                 Action::Copy { .. }
                 | Action::Trust { .. }
                 | Action::EditDraft { .. }

@@ -23,6 +23,7 @@ pub mod app;
 pub mod app_client;
 pub mod background;
 pub mod cli;
+pub mod clipboard;
 mod editor;
 pub mod git;
 pub mod history;

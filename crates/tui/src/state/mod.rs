@@ -5,6 +5,7 @@
 
 pub mod approval;
 pub mod cells;
+pub mod clipboard;
 mod commands;
 pub mod composer;
 pub mod mcp_status;
@@ -80,6 +81,8 @@ pub enum AppEvent {
     },
     /// The thread's MCP servers as `mcpServerStatus/list` reports them, for `/mcp`.
     McpServers(Vec<osprey_app_server_protocol::McpServerStatus>),
+    /// What Ctrl+V found on the system clipboard.
+    Clipboard(clipboard::ClipboardPaste),
 }
 
 /// The settings a thread runs with, as `thread/start` (resume, fork) reported them.
@@ -205,6 +208,8 @@ pub enum Action {
     EditDraft {
         text: String,
     },
+    /// Ctrl+V: read the system clipboard and report it as [`AppEvent::Clipboard`].
+    PasteClipboard,
     Quit,
 }
 
@@ -389,6 +394,10 @@ impl AppState {
             AppEvent::Files(files) => {
                 self.files = Some(files);
                 self.refresh_mention()
+            }
+            AppEvent::Clipboard(paste) => {
+                self.clipboard_read(paste);
+                Vec::new()
             }
             AppEvent::Notice(text) => {
                 self.history.push(Cell::Notice { text });
@@ -810,6 +819,7 @@ impl AppState {
             KeyCode::Char('a') if ctrl => self.composer.home(),
             KeyCode::Char('e') if ctrl => self.composer.end(),
             KeyCode::Char('u') if ctrl => self.composer.kill_to_line_start(),
+            KeyCode::Char('v' | 'V') if ctrl => return self.paste_clipboard(),
             KeyCode::Char(c) if !ctrl => self.composer.insert_char(c),
             KeyCode::Backspace => self.composer.backspace(),
             KeyCode::Delete => self.composer.delete(),

@@ -1,3 +1,4 @@
+mod clipboard;
 mod mcp;
 mod plan;
 mod pty;
