@@ -159,6 +159,19 @@ pub fn trust_lines(root: &str, selected: usize, width: usize) -> Vec<Line<'stati
 
 /// The approval overlay: what is asked, the facts, and one line per choice.
 pub fn approval_lines(approval: &PendingApproval, width: usize) -> Vec<Line<'static>> {
+    let asker = approval
+        .from_agent
+        .as_ref()
+        .map(|agent| format!("Sub-agent {} asks:", super::collab::short_id(agent)));
+    approval_lines_asked_by(approval, asker, width)
+}
+
+/// As [`approval_lines`], headed by who asks (`None`: no heading).
+pub fn approval_lines_asked_by(
+    approval: &PendingApproval,
+    asker: Option<String>,
+    width: usize,
+) -> Vec<Line<'static>> {
     let bold = Style::default().add_modifier(Modifier::BOLD);
     let mut lines = Vec::new();
     let fact = |label: &str, value: &str| {
@@ -172,9 +185,9 @@ pub fn approval_lines(approval: &PendingApproval, width: usize) -> Vec<Line<'sta
             "  ",
         )
     };
-    if let Some(agent) = &approval.from_agent {
+    if let Some(asker) = asker {
         lines.push(Line::styled(
-            format!("  Sub-agent {} asks:", super::collab::short_id(agent)),
+            format!("  {asker}"),
             Style::default()
                 .fg(Color::Magenta)
                 .add_modifier(Modifier::BOLD),

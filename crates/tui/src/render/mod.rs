@@ -41,7 +41,11 @@ pub fn live_lines(
     if let Some((root, selected)) = &state.trust {
         bottom.extend(bottom::trust_lines(root, *selected, width));
     } else if let Some(approval) = state.approvals.first() {
-        bottom.extend(bottom::approval_lines(approval, width));
+        bottom.extend(bottom::approval_lines_asked_by(
+            approval,
+            threads::asker(state, approval),
+            width,
+        ));
     } else if let Some(picker) = &state.picker {
         let rows = max_height.saturating_sub(6).clamp(1, 12);
         if picker.kind == crate::state::PickerKind::Agent {

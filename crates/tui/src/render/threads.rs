@@ -10,7 +10,7 @@ use super::cells::{bold, dim};
 use super::collab::short_id;
 use super::wrap::{prefixed, wrap_line};
 use crate::state::threads::{AgentRow, AgentStatus, ThreadHeader};
-use crate::state::{AppState, Picker};
+use crate::state::{AppState, PendingApproval, Picker};
 
 fn accent() -> Style {
     Style::default()
@@ -126,6 +126,21 @@ pub fn agent_picker_lines(
         width,
     ));
     lines
+}
+
+/// Who asks for an approval: a sub-agent (`Sub-agent …27c94a9a (Planck) asks:`), or the
+/// main thread while a sub-agent is watched; `None` for the watched main thread's own.
+pub fn asker(state: &AppState, approval: &PendingApproval) -> Option<String> {
+    match &approval.from_agent {
+        Some(id) => Some(match state.threads.agent(id) {
+            Some(agent) => format!("Sub-agent {} ({}) asks:", short_id(id), agent.name()),
+            None => format!("Sub-agent {} asks:", short_id(id)),
+        }),
+        None => state
+            .threads
+            .watched_agent()
+            .map(|_| "The main thread asks:".to_owned()),
+    }
 }
 
 /// The empty composer's hint while a sub-agent is watched: messages go to it.
@@ -320,6 +335,60 @@ mod tests {
             lines.extend(live_lines(&state, None, width, usize::from(h)).lines);
             insta::assert_snapshot!(format!("watched_sub_agent_{w}x{h}"), screen(&lines, w, h));
         }
+    }
+
+    #[test]
+    fn an_approval_says_which_thread_asks() {
+        let mut state = session();
+        let ask = |state: &mut AppState, id: i64, thread: &str| {
+            let request = osprey_app_server_protocol::ServerRequest::from_parts(
+                method::ITEM_COMMAND_EXECUTION_REQUEST_APPROVAL,
+                Some(json!({"kind": "command", "threadId": thread, "turnId": "t",
+                            "itemId": format!("c{id}"), "startedAtMs": 0, "environmentId": null,
+                            "command": "cargo test -p osprey-tui", "cwd": "/work/osprey"})),
+            )
+            .unwrap();
+            state.apply(
+                AppEvent::Server(ServerEvent::Request {
+                    id: osprey_app_server_protocol::RequestId::Integer(id),
+                    request: Box::new(request),
+                }),
+                Instant::now(),
+            );
+        };
+        // Watching Planck, the main thread asks: the overlay says so.
+        state.on_key(
+            crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Char('/')),
+            Instant::now(),
+        );
+        for c in "agent".chars() {
+            state.on_key(
+                crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Char(c)),
+                Instant::now(),
+            );
+        }
+        for code in [
+            crossterm::event::KeyCode::Enter,
+            crossterm::event::KeyCode::Char('2'),
+        ] {
+            state.on_key(crossterm::event::KeyEvent::from(code), Instant::now());
+        }
+        assert_eq!(state.threads.watched.as_deref(), Some(PLANCK));
+        ask(&mut state, 1, MAIN);
+        ask(&mut state, 2, GOODALL);
+        for (w, h) in [(80u16, 24u16), (120, 40)] {
+            let live = live_lines(&state, None, usize::from(w), usize::from(h));
+            insta::assert_snapshot!(
+                format!("main_thread_approval_while_watching_{w}x{h}"),
+                screen(&live.lines, w, h)
+            );
+        }
+        assert_eq!(
+            asker(&state, &state.approvals[1]).as_deref(),
+            Some("Sub-agent …9d0e1f2a (Goodall) asks:")
+        );
+        // The watched main thread's own request needs no heading.
+        assert_eq!(asker(&session(), &state.approvals[0]), None);
     }
 
     #[test]

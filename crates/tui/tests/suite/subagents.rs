@@ -115,8 +115,8 @@ fn a_sub_agents_approval_is_labelled_with_the_agent_and_answered_here() {
     assert!(
         screen
             .lines()
-            .any(|l| l.trim_start().starts_with("Sub-agent …") && l.ends_with("asks:")),
-        "the overlay names the agent:\n{screen}"
+            .any(|l| l.trim_start().starts_with("Sub-agent …") && l.ends_with("(Planck) asks:")),
+        "the overlay names the agent, by its id and nickname:\n{screen}"
     );
     assert!(screen.contains("touch child.txt"), "{screen}");
     tui.send(b"y");
