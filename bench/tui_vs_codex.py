@@ -8,6 +8,8 @@ mock model, in the same run. Measured:
   key→frame busy  the same while a long markdown answer streams in
   idle writes     bytes the TUI writes in 5 s of doing nothing (target 0)
   RSS             of the TUI's process tree after N cells (a prompt and its answer are two)
+  harness floor   key → the pty's own echo with `cat` (no TUI): the part of key → frame
+                  that is this harness's (emulator parse, Python's thread hand-off)
 
 Both run with the same config (approval never, read-only, a trusted project folder) and
 answer the terminal's queries (cursor position, colours, device attributes) as a terminal
@@ -192,6 +194,18 @@ def key_to_frame(tui, n, tag):
     return samples
 
 
+def harness_floor(scratch, keys):
+    """Key → frame with no program drawing at all: `cat` in the pty, whose line discipline
+    echoes each key. What this takes (the emulator's parse, Python's thread hand-off) is
+    in every key → frame figure above it, for both TUIs."""
+    work = tempfile.mkdtemp(prefix="floor-", dir=scratch)
+    tui = Tui(["/bin/cat"], {"PATH": os.environ["PATH"], "TERM": "xterm-256color"}, work)
+    try:
+        return key_to_frame(tui, keys, "zq")
+    finally:
+        tui.close()
+
+
 def run_one(kind, binary, mock_bin, scratch, keys, cells):
     work = tempfile.mkdtemp(prefix=f"work-{kind}-", dir=scratch)
     os.makedirs(os.path.join(work, ".git"))
@@ -265,6 +279,7 @@ def main():
             raise SystemExit(f"unknown flag {flag}")
     scratch = tempfile.mkdtemp(prefix="tui-bench-", dir=os.path.join(os.getcwd(), "target"))
     try:
+        floor = harness_floor(scratch, keys)
         results = {}
         for kind, binary in (("osprey", osprey_bin), ("codex", codex_bin)):
             sys.stderr.write(f"{kind} …\n")
@@ -284,6 +299,8 @@ def main():
         for name, ours, theirs, unit in rows:
             ratio = f"{ours / theirs:.3f}" if theirs else "—"
             print(f"| {name} | {ours:.2f} {unit} | {theirs:.2f} {unit} | {ratio} |")
+        print(f"| harness floor: key → the terminal's own echo (no program), p50 / p99 | "
+              f"{median(floor):.2f} / {pct(floor, 99):.2f} ms | | |")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
