@@ -134,6 +134,9 @@ thread_local! {
     static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
 }
 
+/// The first code point the bash grammar's scanner is not given (see `parse_tree`).
+const FIRST_UNPARSED_CODE_POINT: u32 = 0x40000;
+
 /// Parses `script` with a per-thread tree-sitter parser (creating one is cheap, but reusing
 /// it keeps the common path allocation-light).
 pub(crate) fn parse_tree(script: &str) -> Result<tree_sitter::Tree, Refusal> {
@@ -141,6 +144,20 @@ pub(crate) fn parse_tree(script: &str) -> Result<tree_sitter::Tree, Refusal> {
         return refuse(format!(
             "the script is {} bytes long; scripts over {MAX_SCRIPT_BYTES} bytes are not analysed",
             script.len()
+        ));
+    }
+    // tree-sitter-bash's external scanner reads out of bounds on code points this high (a
+    // `{` followed by U+E0100 crashed the process with SIGSEGV, found by the robustness
+    // proptest). No real command needs planes 4–16 (unassigned, tags, variation selectors
+    // supplement, private use), so such a script is not analysed: it is refused, which the
+    // policy treats as unknown and asks about.
+    if let Some(c) = script
+        .chars()
+        .find(|c| u32::from(*c) >= FIRST_UNPARSED_CODE_POINT)
+    {
+        return refuse(format!(
+            "the script contains U+{:04X}; characters from U+{FIRST_UNPARSED_CODE_POINT:X} on are not analysed",
+            u32::from(c)
         ));
     }
     PARSER.with(|cell| {

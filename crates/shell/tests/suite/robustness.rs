@@ -70,3 +70,16 @@ proptest! {
         classify(&parse_command(&argv));
     }
 }
+
+/// tree-sitter-bash's scanner crashed the process (SIGSEGV) on `{` followed by a code point
+/// from plane 14 on; such scripts are refused instead of parsed.
+#[test]
+fn high_plane_code_points_after_a_brace_are_refused_not_crashed_on() {
+    for c in ['\u{E0100}', '\u{E01B9}', '\u{F0000}', '\u{10FFFF}'] {
+        let script = format!("{{{c}");
+        classify(&parse_script(&script));
+        classify(&parse_script(&format!("echo hi; {script}")));
+    }
+    // Ordinary text outside the basic plane is still parsed.
+    classify(&parse_script("echo '🎉 done' {a,b}"));
+}
