@@ -257,6 +257,18 @@ mod tests {
         Event::Key(KeyEvent::new(code, modifiers))
     }
 
+    proptest::proptest! {
+        /// Bytes typed before the reader starts come from the terminal, and from the person:
+        /// any of them decode without a panic, cut sequences and invalid UTF-8 included, and
+        /// so do the late-reply filter's checks on them.
+        #[test]
+        fn any_bytes_decode_without_panicking(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64)) {
+            let events = decode(&bytes);
+            proptest::prop_assert!(events.len() <= bytes.len());
+            let _ = crate::background::split_replies(&bytes);
+        }
+    }
+
     #[test]
     fn typed_text_and_control_keys_decode_as_crossterm_reads_them() {
         let none = KeyModifiers::NONE;
