@@ -143,6 +143,23 @@ def tree_rss_kib(pid):
     return total
 
 
+def processes_under(folder):
+    """Pids of the processes whose executable lives under `folder` (e.g. a daemon a TUI
+    started from its home that outlives it and is not its child)."""
+    folder = os.path.realpath(folder) + os.sep
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            exe = os.readlink(f"/proc/{entry}/exe")
+        except OSError:
+            continue
+        if exe.startswith(folder):
+            found.append(int(entry))
+    return found
+
+
 def pct(samples, q):
     """The q-th percentile (0–100) of samples, nearest rank."""
     ordered = sorted(samples)

@@ -22,6 +22,7 @@ use tokio::sync::mpsc;
 
 use crate::app_client::{AppClient, ServerEvent};
 use crate::cli::{ResumeTarget, TuiCli};
+use crate::frame_log::{Cause, FrameLog};
 use crate::git;
 use crate::render::popup::pager_view;
 use crate::render::{cells::cell_lines, live_lines};
@@ -251,9 +252,15 @@ async fn event_loop(
     #[cfg(unix)]
     let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let mut dirty = true;
+    let (mut frames, problem) = FrameLog::from_env();
+    if let Some(message) = problem {
+        state.history.push(crate::state::Cell::Warning { message });
+    }
     loop {
         if dirty {
+            let started = Instant::now();
             frame(&mut tui, &mut state)?;
+            frames.framed(started);
             dirty = false;
         }
         if state.should_quit {
@@ -273,10 +280,12 @@ async fn event_loop(
                         panic!("F12 pressed with OSPREY_TUI_TEST_PANIC=1 (a test of the panic hook)");
                     }
                     dirty = true;
+                    frames.input(Cause::Key, Instant::now());
                     state.on_key(key, now)
                 }
                 Some(Ok(Event::Paste(text))) => {
                     dirty = true;
+                    frames.input(Cause::Key, Instant::now());
                     match image_path(&text, cwd) {
                         Some(path) => state.attach_image(&path),
                         None => state.on_paste(&text),
@@ -286,6 +295,7 @@ async fn event_loop(
                 Some(Ok(Event::Resize(_, _))) => {
                     tui.resized.store(true, Ordering::SeqCst);
                     dirty = true;
+                    frames.input(Cause::Key, Instant::now());
                     Vec::new()
                 }
                 Some(Ok(_)) => Vec::new(),
@@ -294,6 +304,7 @@ async fn event_loop(
             },
             Some(event) = server_rx.recv() => {
                 dirty = true;
+                frames.input(Cause::Server, Instant::now());
                 let mut actions = state.apply(AppEvent::Server(event), now);
                 // Take whatever else already arrived before drawing: one frame per burst.
                 while let Ok(event) = server_rx.try_recv() {
@@ -301,8 +312,16 @@ async fn event_loop(
                 }
                 actions
             },
-            Some(event) = app_rx.recv() => { dirty = true; state.apply(event, now) },
-            _ = tick.tick(), if working => { dirty = true; Vec::new() },
+            Some(event) = app_rx.recv() => {
+                dirty = true;
+                frames.input(Cause::App, Instant::now());
+                state.apply(event, now)
+            },
+            _ = tick.tick(), if working => {
+                dirty = true;
+                frames.input(Cause::Tick, Instant::now());
+                Vec::new()
+            },
             _ = term => { state.should_quit = true; Vec::new() },
         };
         let (edits, actions): (Vec<_>, Vec<_>) = actions

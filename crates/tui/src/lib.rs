@@ -25,6 +25,7 @@ pub mod background;
 pub mod cli;
 pub mod clipboard;
 mod editor;
+pub mod frame_log;
 pub mod git;
 pub mod history;
 pub mod keys;

@@ -1,4 +1,5 @@
 mod clipboard;
+mod frame_log;
 mod mcp;
 mod plan;
 mod pty;
