@@ -11,13 +11,15 @@ provider, with the quality aids switched on one by one through `-c local_model.*
   none            unconstrained sampling, standard tools and instructions, no loop guard,
                   no prefix cache
   +constrained    + grammar-constrained decoding
-  +local profile  + write_file/read_file/list_dir/shell_command and the compact rules
+  +local profile  + write_file/edit_file/read_file/list_dir/shell_command and the compact
+                  rules
   +loop guard     + the loop guard
   +prefix cache   + the prefix cache (all defaults; changes speed, not answers)
 
 Aids (`--mode aids`): the default configuration ("all aids"), then each of the local
 profile's harness aids (read before write, verify the named check, answer from evidence,
-related files, write diff) switched off alone, then all five off together ("none of these").
+related files, write diff, the edit tool) switched off alone ("-edit_tool", …), then all of
+them off together ("none of these").
 
 Harnesses (`--mode harness`): the same model behind `osprey model serve`, driven by the
 reference Codex CLI and by Osprey's normal (hosted-model) harness, each with its own tools and
@@ -60,7 +62,7 @@ ABLATION = [
 # The harness aids of the local profile, each switched off alone from the default
 # configuration (everything on), to see what each is worth on the whole set.
 AIDS = ["read_before_write", "verify_named_check", "answer_from_evidence", "related_files",
-        "write_diff"]
+        "write_diff", "edit_tool"]
 AID_ABLATION = ([("all aids", {})] + [(f"-{aid}", {aid: "false"}) for aid in AIDS]
                 + [("none of these", {aid: "false" for aid in AIDS})])
 

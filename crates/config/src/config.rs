@@ -368,6 +368,7 @@ fn resolve_local_model(raw: LocalModelToml) -> Result<LocalModelConfig, String> 
             .unwrap_or(default.answer_from_evidence),
         related_files: raw.related_files.unwrap_or(default.related_files),
         write_diff: raw.write_diff.unwrap_or(default.write_diff),
+        edit_tool: raw.edit_tool.unwrap_or(default.edit_tool),
     })
 }
 

@@ -76,6 +76,7 @@ pub(crate) struct LocalModelToml {
     pub answer_from_evidence: Option<bool>,
     pub related_files: Option<bool>,
     pub write_diff: Option<bool>,
+    pub edit_tool: Option<bool>,
 }
 
 /// `[agents]` (Codex's multi-agent limits; `min_wait_timeout_ms` and

@@ -20,8 +20,8 @@ choice_enum! {
 choice_enum! {
     /// The tools and instructions the embedded local model gets.
     pub enum LocalToolProfile {
-        /// `write_file`, `read_file`, `list_dir` and `shell_command`, with compact rules
-        /// written for a small model.
+        /// `write_file`, `edit_file`, `read_file`, `list_dir` and `shell_command`, with
+        /// compact rules written for a small model.
         Local = "local",
         /// The configured `[tools]` and Osprey's normal instructions, as a hosted model
         /// gets them (`apply_patch` as a JSON function tool).
@@ -56,6 +56,8 @@ pub struct LocalModelConfig {
     pub related_files: bool,
     /// Show each write's diff in its result.
     pub write_diff: bool,
+    /// Offer `edit_file {path, old, new}`, the exact-span edit, beside `write_file`.
+    pub edit_tool: bool,
 }
 
 impl LocalModelConfig {
@@ -78,6 +80,7 @@ impl Default for LocalModelConfig {
             answer_from_evidence: true,
             related_files: true,
             write_diff: true,
+            edit_tool: true,
         }
     }
 }

@@ -20,6 +20,9 @@ use serde_json::Value;
 
 use crate::grammar::{CALL_CLOSE, CALL_OPEN, ToolDef, render_arguments, render_call};
 
+/// The local profile's span-edit tool, which the rules point to when it is offered.
+const EDIT_FILE: &str = "edit_file";
+
 /// One chat message before templating.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChatMessage {
@@ -71,8 +74,17 @@ pub fn system_message(tools: &[ToolDef]) -> ChatMessage {
          - The project's files are listed between <files> tags. Read a file before you \
          change it or answer a question about it.\n\
          - Create every file the task names, one write_file call per file with its complete \
-         content, before running anything.\n\
-         - To run a program or command, use the shell tool and read its output. If it fails, \
+         content, before running anything.\n",
+    );
+    if tools.iter().any(|tool| tool.name == EDIT_FILE) {
+        text.push_str(
+            "- To change an existing file, call edit_file: `old` is the exact text to \
+             replace, copied from the file without the line numbers, and `new` is what \
+             replaces it. Use write_file only for new files or to rewrite a whole file.\n",
+        );
+    }
+    text.push_str(
+        "- To run a program or command, use the shell tool and read its output. If it fails, \
          fix the cause with another tool call.\n\
          - Never repeat a call that already succeeded. When everything asked is done, \
          reply with one short sentence and no tool call.\n",
@@ -424,6 +436,27 @@ mod tests {
         assert_eq!(
             msgs[3].content,
             "<tool_response>\nWrote hello.py\n</tool_response>"
+        );
+    }
+
+    #[test]
+    fn the_rules_prefer_edit_file_for_existing_files_only_when_it_is_offered() {
+        let write = ToolDef::from_specs(&[crate::tools::write_file_spec()]);
+        let both = ToolDef::from_specs(&[
+            crate::tools::write_file_spec(),
+            crate::tools::edit_file_spec(),
+        ]);
+        let without = system_message(&write).content;
+        let with = system_message(&both).content;
+        assert!(!without.contains("call edit_file"), "{without}");
+        assert!(
+            with.contains("To change an existing file, call edit_file"),
+            "{with}"
+        );
+        assert!(with.contains(r#""name":"edit_file""#), "{with}");
+        assert!(
+            with.contains("- To run a program"),
+            "the rules go on: {with}"
         );
     }
 

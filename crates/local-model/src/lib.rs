@@ -17,8 +17,8 @@
 //! - [`grammar`] generates a GBNF grammar from the offered tools' JSON schemas, so sampling
 //!   can only produce a plain answer or a call to an offered tool with valid arguments;
 //!   [`parse`] reads calls back out (also fenced or bare JSON from unconstrained output).
-//! - [`tools`] specifies `write_file`, the local profile's whole-file write (the agent
-//!   implements it through its patch path).
+//! - [`tools`] specifies `write_file` and `edit_file`, the local profile's whole-file write
+//!   and exact-span edit (the agent implements both through its patch path).
 //! - The engine keeps the KV state of the previous request so a thread's next turn only
 //!   processes new tokens, and saves the fixed prefix (instructions + tools) to disk
 //!   ([`prefix_cache`]) so a new process starts answering in seconds.
@@ -58,7 +58,7 @@ pub use inspect::ModelVocab;
 pub use provider::{LocalModelProvider, options_for};
 pub use serve::serve;
 pub use stats::Stats;
-pub use tools::write_file_spec;
+pub use tools::{edit_file_spec, write_file_spec};
 
 /// The provider id under which the embedded model is selected.
 pub const PROVIDER_ID: &str = osprey_config::LOCAL_PROVIDER_ID;

@@ -1,6 +1,7 @@
 //! Specs of the compact tool variants: the same tools with only the arguments a small model
 //! uses well, taking paths relative to the working directory as well as absolute ones, and
-//! `write_file`, the whole-file write such a model manages where patches fail.
+//! `write_file`, the whole-file write such a model manages where patches fail, and
+//! `edit_file`, the exact-span replacement that keeps what the model does not mention.
 //!
 //! A 1.5B model fills in every optional argument it is shown (it set `timeout_ms` to a few
 //! milliseconds and killed its own test run) and writes relative paths although a description
@@ -37,6 +38,21 @@ pub fn write_file_spec() -> ToolSpec {
             "content": {"type": "string", "description": "The whole file content."},
         }),
         &["path", "content"],
+    )
+}
+
+/// `edit_file {path, old, new}`: replace the one place where `old` occurs (see
+/// [`crate::replace_span`]).
+pub fn edit_file_spec() -> ToolSpec {
+    function(
+        names::EDIT_FILE,
+        "Change part of an existing file: replace the one place where `old` occurs with `new`.",
+        json!({
+            "path": {"type": "string", "description": "File path, relative to the working directory or absolute."},
+            "old": {"type": "string", "description": "The exact text to replace, copied from the file; it must occur once."},
+            "new": {"type": "string", "description": "The text to put in its place."},
+        }),
+        &["path", "old", "new"],
     )
 }
 
@@ -94,6 +110,24 @@ impl ToolArguments for WriteFileArgs {
     }
 }
 
+/// Arguments of `edit_file`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EditFileArgs {
+    /// Relative to the working directory, or absolute.
+    pub path: String,
+    /// The text to replace; must occur once.
+    pub old: String,
+    /// What replaces it.
+    pub new: String,
+}
+
+impl ToolArguments for EditFileArgs {
+    fn spec() -> ToolSpec {
+        edit_file_spec()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,6 +142,21 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(error.contains("`content`"), "{error}");
+    }
+
+    #[test]
+    fn edit_file_requires_path_old_and_new() {
+        let spec = edit_file_spec().to_responses_json();
+        assert_eq!(spec["name"], "edit_file");
+        assert_eq!(
+            spec["parameters"]["required"],
+            json!(["path", "old", "new"])
+        );
+        assert_eq!(spec["parameters"]["additionalProperties"], false);
+        let error = parse_arguments::<EditFileArgs>("edit_file", r#"{"path": "a.py", "old": "x"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("`new`"), "{error}");
     }
 
     #[test]

@@ -22,7 +22,9 @@
 //!
 //! A [`ToolProfile`] lists the tools a thread offers (name + [`ToolVariant`]) and the turn aids
 //! that come with them; [`ToolProfile::standard`] is Codex's set, [`ToolProfile::local`] the
-//! embedded model's. The compact variants' specs and `write_file` are in [`compact_spec`].
+//! embedded model's. The compact variants' specs, `write_file` and `edit_file` are in
+//! [`compact_spec`]; [`replace_span`] is `edit_file`'s work (one unique span of a file's text
+//! replaced, the model's usual slips forgiven).
 //!
 //! # Arguments ([`args`])
 //!
@@ -98,6 +100,7 @@ mod paths;
 mod plan;
 pub mod profile;
 mod read_file;
+mod span_edit;
 pub mod spec;
 pub mod truncation;
 mod validate;
@@ -114,8 +117,8 @@ pub use collab::{
     CloseAgentArgs, CollabInputItem, ResumeAgentArgs, SendInputArgs, SpawnAgentArgs, WaitAgentArgs,
 };
 pub use compact_spec::{
-    WriteFileArgs, list_dir_compact_spec, read_file_compact_spec, shell_command_compact_spec,
-    write_file_spec,
+    EditFileArgs, WriteFileArgs, edit_file_spec, list_dir_compact_spec, read_file_compact_spec,
+    shell_command_compact_spec, write_file_spec,
 };
 pub use error::{FileToolError, ToolInputError};
 pub use exec_output::{ExecOutputView, ExitView, format_exec_output, new_chunk_id};
@@ -135,6 +138,7 @@ pub use profile::{ProfileTool, ShellTool, StandardTools, ToolProfile, ToolVarian
 pub use read_file::{
     DEFAULT_READ_LIMIT, MAX_FILE_READ_BYTES, MAX_LINE_BYTES, read_file, read_file_in,
 };
+pub use span_edit::{SpanEdit, SpanEditError, replace_span};
 pub use spec::{
     FreeformFormat, JsonSchema, ToolSpec, apply_patch_freeform_spec, apply_patch_function_spec,
     exec_command_spec, grep_files_spec, list_dir_spec, names, read_file_spec, shell_command_spec,

@@ -6,8 +6,8 @@
 //! a profile is one line here. Profiles:
 //!
 //! * [`ToolProfile::standard`] — Codex's tool set, shaped by the `[tools]` settings;
-//! * [`ToolProfile::local`] — the embedded local model's small set: `write_file`, compact
-//!   `read_file` / `list_dir` / `shell_command`, with every turn aid on.
+//! * [`ToolProfile::local`] — the embedded local model's small set: `write_file`, `edit_file`,
+//!   compact `read_file` / `list_dir` / `shell_command`, with every turn aid on.
 
 use crate::spec::names;
 
@@ -157,14 +157,16 @@ impl ToolProfile {
         }
     }
 
-    /// The small set the embedded local model handles well: whole-file writes instead of
-    /// patches, reading, listing and one-shot commands, all in their compact form.
+    /// The small set the embedded local model handles well: whole-file writes and exact-span
+    /// edits instead of patches, reading, listing and one-shot commands, all in their compact
+    /// form.
     pub fn local() -> Self {
         use ToolVariant::Compact;
         Self {
             name: "local",
             tools: vec![
                 ProfileTool::offered(names::WRITE_FILE, Compact),
+                ProfileTool::offered(names::EDIT_FILE, Compact),
                 ProfileTool::offered(names::READ_FILE, Compact),
                 ProfileTool::offered(names::LIST_DIR, Compact),
                 ProfileTool::offered(names::SHELL_COMMAND, Compact),
@@ -197,6 +199,13 @@ impl ToolProfile {
     #[must_use]
     pub fn without_aid(mut self, aid: TurnAid) -> Self {
         self.aids.retain(|a| *a != aid);
+        self
+    }
+
+    /// Removes a tool the settings switched off.
+    #[must_use]
+    pub fn without_tool(mut self, name: &str) -> Self {
+        self.tools.retain(|t| t.name != name);
         self
     }
 
@@ -269,7 +278,13 @@ mod tests {
         let profile = ToolProfile::local();
         assert_eq!(
             profile.offered_names(),
-            ["write_file", "read_file", "list_dir", "shell_command"]
+            [
+                "write_file",
+                "edit_file",
+                "read_file",
+                "list_dir",
+                "shell_command"
+            ]
         );
         assert!(
             profile
@@ -280,5 +295,10 @@ mod tests {
         assert!(profile.has_aid(TurnAid::FinishNudge));
         let without = profile.without_aid(TurnAid::LoopGuard);
         assert!(!without.has_aid(TurnAid::LoopGuard));
+        let without = without.without_tool(names::EDIT_FILE);
+        assert_eq!(
+            without.offered_names(),
+            ["write_file", "read_file", "list_dir", "shell_command"]
+        );
     }
 }

@@ -32,6 +32,8 @@ pub mod names {
     pub const LOCAL_SHELL: &str = "local_shell";
     /// Write a whole file (the local tool profile).
     pub const WRITE_FILE: &str = "write_file";
+    /// Replace one exact span of an existing file (the local tool profile).
+    pub const EDIT_FILE: &str = "edit_file";
     /// List the resources of the MCP servers.
     pub const LIST_MCP_RESOURCES: &str = "list_mcp_resources";
     /// List the resource templates of the MCP servers.

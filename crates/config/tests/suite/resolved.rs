@@ -250,7 +250,8 @@ fn local_model_settings_default_to_every_aid_on() {
         "[local_model]\ncontext_tokens = 16384\nthreads = 2\nmax_output_tokens = 800\n\
          constrained_decoding = false\ntool_profile = \"standard\"\nloop_guard = false\n\
          prefix_cache = false\nread_before_write = false\nverify_named_check = false\n\
-         answer_from_evidence = false\nrelated_files = false\nwrite_diff = false\n",
+         answer_from_evidence = false\nrelated_files = false\nwrite_diff = false\n\
+         edit_tool = false\n",
     );
     let loaded = fx.build().unwrap();
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
@@ -269,6 +270,7 @@ fn local_model_settings_default_to_every_aid_on() {
             answer_from_evidence: false,
             related_files: false,
             write_diff: false,
+            edit_tool: false,
         }
     );
 }

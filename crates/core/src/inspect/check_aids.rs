@@ -10,9 +10,9 @@
 
 use osprey_model::{Prompt, ToolChoice};
 use osprey_protocol::ResponseItem;
-use osprey_tools::names::{APPLY_PATCH, READ_FILE, SHELL_COMMAND, WRITE_FILE};
+use osprey_tools::names::{READ_FILE, SHELL_COMMAND};
 
-use super::{CallVerdict, TurnInspector, TurnStart};
+use super::{CallVerdict, TurnInspector, TurnStart, WRITING_TOOLS};
 use crate::tools::call::{ToolCall, ToolPayload};
 
 /// Programs that start a check a person names in a request.
@@ -208,7 +208,7 @@ impl TurnInspector for VerifyNamedCheck {
 
     fn before_tool_calls(&mut self, calls: &[ToolCall]) -> CallVerdict {
         for call in calls {
-            if [WRITE_FILE, APPLY_PATCH].contains(&call.tool_name.as_str()) {
+            if WRITING_TOOLS.contains(&call.tool_name.as_str()) {
                 self.ran_since_write.clear();
             } else if let Some(command) = command_of(call) {
                 self.ran_since_write.push(command);
@@ -299,6 +299,7 @@ impl TurnInspector for AnswerFromEvidence {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use osprey_tools::names::{EDIT_FILE, WRITE_FILE};
     use pretty_assertions::assert_eq;
 
     fn call(tool: &str, arguments: serde_json::Value) -> ToolCall {
@@ -395,6 +396,19 @@ mod tests {
         assert_eq!(aid.before_finish(Some("Done.")), None);
         let mut none = VerifyNamedCheck::new(&start("Create hello.py.", dir.path()));
         assert_eq!(none.before_finish(Some("Done.")), None, "no check named");
+    }
+
+    #[test]
+    fn a_run_before_an_edit_does_not_count_as_the_check() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut aid =
+            VerifyNamedCheck::new(&start("Check your work with sh check.sh.", dir.path()));
+        aid.before_tool_calls(&[shell("sh check.sh")]);
+        aid.before_tool_calls(&[call(
+            EDIT_FILE,
+            serde_json::json!({"path": "a.py", "old": "x", "new": "y"}),
+        )]);
+        assert!(aid.before_finish(Some("Done.")).is_some());
     }
 
     #[test]

@@ -16,13 +16,10 @@ use std::path::Path;
 
 use osprey_model::{Prompt, ToolChoice};
 use osprey_protocol::{FunctionCallOutputPayload, ResponseItem};
-use osprey_tools::names::{APPLY_PATCH, SHELL_COMMAND, WRITE_FILE};
+use osprey_tools::names::SHELL_COMMAND;
 
-use super::{CallVerdict, TurnInspector, TurnStart};
+use super::{CallVerdict, TurnInspector, TurnStart, WRITING_TOOLS};
 use crate::tools::call::{ToolCall, ToolOutput};
-
-/// Tools whose success changes the files a later call sees.
-const WRITING_TOOLS: [&str; 2] = [WRITE_FILE, APPLY_PATCH];
 
 /// Ends a turn of the local model when it repeats a call (same tool, same arguments) made
 /// earlier in the turn since the last file write. Not only "twice in a row": the model was
@@ -354,6 +351,25 @@ mod tests {
             guard.repeated(&[call("d", "write_file", fix)]),
             Some("write_file".to_string())
         );
+    }
+
+    #[test]
+    fn an_edit_is_a_write_for_the_loop_guard_and_the_finish_nudge() {
+        let mut guard = LoopGuard::default();
+        let test = r#"{"command":"node max.js"}"#;
+        let edit = r#"{"path":"max.js","old":"a < b","new":"a > b"}"#;
+        assert_eq!(guard.repeated(&[call("a", "shell_command", test)]), None);
+        assert_eq!(guard.repeated(&[call("b", "edit_file", edit)]), None);
+        assert_eq!(guard.repeated(&[call("c", "shell_command", test)]), None);
+        assert_eq!(
+            guard.repeated(&[call("d", "edit_file", edit)]),
+            Some("edit_file".to_string())
+        );
+
+        let mut nudge = nudge();
+        nudge.observe(&[call("e", "edit_file", edit)]);
+        let reminder = nudge.check(Some("Done.")).unwrap();
+        assert!(reminder.message_text().unwrap().contains("Run the program"));
     }
 
     #[test]

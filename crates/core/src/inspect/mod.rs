@@ -23,6 +23,14 @@ use std::path::Path;
 
 use crate::tools::call::{ToolCall, ToolOutput};
 
+/// Tools whose success changes the files a later call sees: what "since the last write"
+/// counts from, for every aid.
+pub(crate) const WRITING_TOOLS: [&str; 3] = [
+    osprey_tools::names::WRITE_FILE,
+    osprey_tools::names::EDIT_FILE,
+    osprey_tools::names::APPLY_PATCH,
+];
+
 /// What an inspector says about a batch of calls about to run.
 pub(crate) enum CallVerdict {
     Run,

@@ -1,21 +1,25 @@
-//! Turn inspectors around the local model's whole-file writes (`write_file`), each asked for
-//! by a [`osprey_tools::TurnAid`] and switched by a `[local_model]` key:
+//! Turn inspectors around the local model's writes (`write_file`, and `edit_file`'s span
+//! edits), each asked for by a [`osprey_tools::TurnAid`] and switched by a `[local_model]`
+//! key:
 //!
-//! - [`ReadBeforeWrite`] (`read_before_write`): a write to an existing file the model has not
-//!   read in the turn is not made; the result shows the file's current content with line
-//!   numbers and asks for the write again. A small model otherwise rewrites a file from its
-//!   guess of what is in it.
-//! - [`WriteDiff`] (`write_diff`): a write's result shows the diff it made, so the model sees
-//!   what it changed (an integer division turned into a float one, a line it dropped).
-//! - [`RelatedFiles`] (`related_files`): a write's result names the other files that still
-//!   mention identifiers the write removed, so a rename or a signature change reaches every
-//!   file, not only the first.
+//! - [`ReadBeforeWrite`] (`read_before_write`): a whole-file write to an existing file the
+//!   model has not read in the turn is not made; the result shows the file's current content
+//!   with line numbers and asks for the write again. A small model otherwise rewrites a file
+//!   from its guess of what is in it. An `edit_file` call is never refused: it replaces only
+//!   text it quotes and that the file holds, so it cannot lose content the model never saw
+//!   (and when the quote is wrong, the edit's own error shows the closest lines).
+//! - [`WriteDiff`] (`write_diff`): a write's or an edit's result shows the diff it made, so
+//!   the model sees what it changed (an integer division turned into a float one, a line it
+//!   dropped).
+//! - [`RelatedFiles`] (`related_files`): a write's or an edit's result names the other files
+//!   that still mention identifiers it removed, so a rename or a signature change reaches
+//!   every file, not only the first.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use osprey_protocol::{FunctionCallOutputPayload, ResponseItem};
-use osprey_tools::names::{READ_FILE, SHELL_COMMAND, WRITE_FILE};
+use osprey_tools::names::{EDIT_FILE, READ_FILE, SHELL_COMMAND, WRITE_FILE};
 
 use super::{CallVerdict, TurnInspector, TurnStart};
 use crate::tools::call::{ToolCall, ToolOutput, ToolPayload};
@@ -86,6 +90,27 @@ fn write_target(cwd: &Path, call: &ToolCall) -> Option<(String, PathBuf, String)
     Some((path, target, content))
 }
 
+/// The file a `write_file` or `edit_file` call changes, its content now and the content the
+/// call gives it (for an edit, the span replaced in the current content; `None` when the edit
+/// will fail).
+fn change_target(cwd: &Path, call: &ToolCall) -> Option<(String, PathBuf, String, String)> {
+    if call.tool_name == EDIT_FILE {
+        let path = string_argument(call, "path")?;
+        let target = normal(&resolve(cwd, &path));
+        let old = read_small_text(&target)?;
+        let edit = osprey_tools::replace_span(
+            &old,
+            &string_argument(call, "old")?,
+            &string_argument(call, "new")?,
+        )
+        .ok()?;
+        return Some((path, target, old, edit.text));
+    }
+    let (path, target, content) = write_target(cwd, call)?;
+    let old = read_small_text(&target)?;
+    Some((path, target, old, content))
+}
+
 /// Commands that show a file's content when given its name.
 const READING_COMMANDS: [&str; 8] = ["cat", "head", "tail", "nl", "sed", "less", "more", "grep"];
 
@@ -96,6 +121,8 @@ const READING_COMMANDS: [&str; 8] = ["cat", "head", "tail", "nl", "sed", "less",
 pub(crate) struct ReadBeforeWrite {
     cwd: PathBuf,
     seen: HashSet<PathBuf>,
+    /// `edit_file` is offered: the refusal names it for changing part of a file.
+    edit_offered: bool,
 }
 
 impl ReadBeforeWrite {
@@ -103,6 +130,7 @@ impl ReadBeforeWrite {
         Self {
             cwd: start.cwd.to_path_buf(),
             seen: HashSet::new(),
+            edit_offered: start.tool_names.iter().any(|name| name == EDIT_FILE),
         }
     }
 
@@ -125,11 +153,17 @@ impl ReadBeforeWrite {
             return None;
         }
         let old = read_small_text(&target)?;
+        let next = if self.edit_offered {
+            "To change part of it, call edit_file with the exact lines to replace. To \
+             rewrite it, call write_file with the whole file: keep what should stay, change \
+             only what the task asks for."
+        } else {
+            "Write the whole file again with write_file: keep what should stay, change only \
+             what the task asks for."
+        };
         Some(format!(
             "Not written: {path} already exists and you have not read it in this task. Its \
-             current content (the line numbers are not part of the file):\n{}\nWrite the \
-             whole file again with write_file: keep what should stay, change only what the \
-             task asks for.",
+             current content (the line numbers are not part of the file):\n{}\n{next}",
             numbered(&old)
         ))
     }
@@ -211,11 +245,8 @@ impl Before {
     fn remember(&mut self, calls: &[ToolCall]) {
         self.writes.clear();
         for call in calls {
-            if let Some((path, target, content)) = write_target(&self.cwd, call)
-                && let Some(old) = read_small_text(&target)
-            {
-                self.writes
-                    .insert(call.call_id.clone(), (path, target, old, content));
+            if let Some(change) = change_target(&self.cwd, call) {
+                self.writes.insert(call.call_id.clone(), change);
             }
         }
     }
@@ -234,7 +265,9 @@ impl Before {
             let Some((path, target, old, new)) = self.writes.get(call_id.as_str()) else {
                 continue;
             };
-            let written = read_small_text(target).is_some_and(|now| now == *new);
+            // The patch ends the file with a line break even where the new text had none.
+            let same = |a: &str, b: &str| a.trim_end_matches('\n') == b.trim_end_matches('\n');
+            let written = read_small_text(target).is_some_and(|now| same(&now, new));
             if !written || old == new {
                 continue;
             }
@@ -598,6 +631,72 @@ mod tests {
              --- pages.py (before)\n+++ pages.py (now)\n@@ -2,2 +2,2 @@\n     \"\"\"Pages.\"\"\"\n\
              -    return n // k\n+    return n / k\nCheck that this is the change you meant."
         );
+    }
+
+    fn edit(id: &str, path: &str, old: &str, new: &str) -> ToolCall {
+        call(
+            id,
+            EDIT_FILE,
+            serde_json::json!({"path": path, "old": old, "new": new}),
+        )
+    }
+
+    #[test]
+    fn an_edit_of_an_unread_file_is_not_refused_and_does_not_count_as_read() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.py"), "x = 1\ny = 2\n").unwrap();
+        let names = ["edit_file".to_string()];
+        let mut aid = ReadBeforeWrite::new(&TurnStart {
+            tool_names: &names,
+            ..start(dir.path())
+        });
+        assert!(matches!(
+            aid.before_tool_calls(&[edit("e", "a.py", "x = 1", "x = 3")]),
+            CallVerdict::Run
+        ));
+        // A whole-file write after it is still refused, and the refusal names edit_file.
+        let CallVerdict::Answer { outputs } = aid.before_tool_calls(&[write("w", "a.py", "x\n")])
+        else {
+            panic!("an edit does not show the model the whole file");
+        };
+        assert!(outputs[0].1.text.contains("call edit_file"), "{outputs:?}");
+    }
+
+    #[test]
+    fn an_edit_result_shows_its_diff_and_the_files_that_still_use_a_removed_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = "def calc_tax(amount):\n    return amount * 0.2\n";
+        std::fs::write(dir.path().join("tax.py"), old).unwrap();
+        std::fs::write(dir.path().join("invoice.py"), "from tax import calc_tax\n").unwrap();
+        let call = edit("e", "tax.py", "def calc_tax(", "def compute_tax(");
+        let mut diff = WriteDiff::new(&start(dir.path()));
+        let mut related = RelatedFiles::new(&start(dir.path()));
+        diff.before_tool_calls(std::slice::from_ref(&call));
+        related.before_tool_calls(std::slice::from_ref(&call));
+        let new = "def compute_tax(amount):\n    return amount * 0.2\n";
+        std::fs::write(dir.path().join("tax.py"), new).unwrap();
+        let mut outputs = vec![output("e", "Edited tax.py")];
+        diff.after_tool_outputs(&mut outputs);
+        related.after_tool_outputs(&mut outputs);
+        let text = output_text(&outputs[0]);
+        assert!(
+            text.contains("-def calc_tax(amount):\n+def compute_tax(amount):"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with(
+                "Other files still mention `calc_tax` (removed from this file): \
+                 invoice.py. Update them too if they should change."
+            ),
+            "{text}"
+        );
+
+        // An edit that does not match changes nothing: no note.
+        let mut diff = WriteDiff::new(&start(dir.path()));
+        diff.before_tool_calls(&[edit("f", "tax.py", "def nowhere(", "def x(")]);
+        let mut outputs = vec![output("f", "edit_file: not changed")];
+        diff.after_tool_outputs(&mut outputs);
+        assert_eq!(output_text(&outputs[0]), "edit_file: not changed");
     }
 
     #[test]

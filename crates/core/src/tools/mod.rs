@@ -23,6 +23,7 @@ pub use registry::{ToolHandler, ToolRegistry};
 use context::HandlerDeps;
 use handlers::apply_patch::ApplyPatchHandler;
 use handlers::collab;
+use handlers::edit_file::EditFileHandler;
 use handlers::files::{GrepFilesHandler, ListDirHandler, ReadFileHandler, ViewImageHandler};
 use handlers::local::{LocalListDirHandler, LocalReadFileHandler, LocalShellCommandHandler};
 use handlers::plan::UpdatePlanHandler;
@@ -42,6 +43,11 @@ pub fn profile_for(config: &Config) -> ToolProfile {
         ToolProfileKind::Standard => {
             ToolProfile::standard(&standard_tools(config, choice.freeform_tools))
         }
+    };
+    let profile = if config.local_model.edit_tool {
+        profile
+    } else {
+        profile.without_tool(osprey_tools::names::EDIT_FILE)
     };
     let profile = if choice.loop_guard {
         profile.with_aid(TurnAid::LoopGuard)
@@ -121,6 +127,9 @@ fn handler_for(tool: &ProfileTool, deps: &HandlerDeps) -> Option<Arc<dyn ToolHan
             commands: commands(),
         }),
         (WRITE_FILE, _) => Arc::new(WriteFileHandler {
+            commands: commands(),
+        }),
+        (EDIT_FILE, _) => Arc::new(EditFileHandler {
             commands: commands(),
         }),
         (UPDATE_PLAN, _) => Arc::new(UpdatePlanHandler::default()),
@@ -248,6 +257,23 @@ mod tests {
             &profile_for(&local_config(osprey_config::LocalToolProfile::Local)),
             &HandlerDeps::for_tests(),
         );
+        assert_eq!(
+            registry.names(),
+            [
+                "write_file",
+                "edit_file",
+                "read_file",
+                "list_dir",
+                "shell_command"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_edit_tool_has_its_own_switch() {
+        let mut config = local_config(osprey_config::LocalToolProfile::Local);
+        config.local_model.edit_tool = false;
+        let registry = build_registry(&profile_for(&config), &HandlerDeps::for_tests());
         assert_eq!(
             registry.names(),
             ["write_file", "read_file", "list_dir", "shell_command"]

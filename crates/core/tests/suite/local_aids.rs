@@ -75,3 +75,70 @@ async fn a_refused_write_does_not_stop_the_reads_of_its_batch() {
     );
     server.verify();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_changes_one_span_through_the_patch_path_and_a_wrong_span_says_what_to_do() {
+    let repo = temp_git_repo();
+    let config_json = "{\n  \"name\": \"webapp\",\n  \"debug\": true,\n  \"port\": 8080\n}\n";
+    std::fs::write(repo.path().join("config.json"), config_json).unwrap();
+    // As read_file shows the line: its `L3: ` prefix is forgiven.
+    let edit = ev_function_call(
+        "call_edit",
+        "edit_file",
+        &json!({"path": "config.json", "old": "L3:   \"debug\": true,", "new": "  \"debug\": false,"})
+            .to_string(),
+    );
+    let wrong = ev_function_call(
+        "call_wrong",
+        "edit_file",
+        &json!({"path": "config.json", "old": "\"port\": 8081", "new": "\"port\": 9090"})
+            .to_string(),
+    );
+    let server = MockModelServer::start(vec![
+        sse_turn(vec![edit]),
+        sse_turn(vec![wrong]),
+        sse_turn(vec![ev_assistant_message("m1", "Done.")]),
+        // The finish nudge asks once to run something; the second answer ends the turn.
+        sse_turn(vec![ev_assistant_message("m2", "Done.")]),
+    ])
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    home.write_config("approval_policy = \"never\"\nsandbox_mode = \"danger-full-access\"\n");
+    let mut config = config(&home, repo.path());
+    let mock = config.model_providers["mock"].clone();
+    config.model_provider_id = osprey_config::LOCAL_PROVIDER_ID.to_owned();
+    config.model_provider = config.model_providers[osprey_config::LOCAL_PROVIDER_ID].clone();
+    let manager = manager(&home).with_provider(Arc::new(MockAsLocal(mock)));
+    let thread = manager.start_thread(config).await.expect("thread starts");
+    let events = run_turn(&thread, "In config.json, set debug to false.", Vec::new()).await;
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join("config.json")).unwrap(),
+        config_json.replace("true", "false"),
+        "only the span changed"
+    );
+    let file_changes = events
+        .iter()
+        .filter(|event| {
+            matches!(
+                &event.msg,
+                osprey_protocol::EventMsg::ItemCompleted {
+                    item: osprey_protocol::ThreadItem::FileChange { .. }
+                }
+            )
+        })
+        .count();
+    assert_eq!(file_changes, 1, "the edit is a file change like a patch");
+    let requests = server.requests();
+    let edited = requests[1].output_for("call_edit").unwrap();
+    assert!(
+        edited.contains("-  \"debug\": true,\n+  \"debug\": false,"),
+        "the diff note applies to edits: {edited}"
+    );
+    let refused = requests[2].output_for("call_wrong").unwrap();
+    assert!(refused.contains("does not occur"), "{refused}");
+    assert!(
+        refused.contains("L4:   \"port\": 8080"),
+        "closest line: {refused}"
+    );
+    server.verify();
+}

@@ -3,6 +3,7 @@
 
 pub mod apply_patch;
 pub mod collab;
+pub mod edit_file;
 pub mod files;
 pub mod local;
 pub mod mcp;

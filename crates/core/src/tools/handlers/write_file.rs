@@ -57,7 +57,10 @@ impl ToolHandler for WriteFileHandler {
 
 /// The file's text where the tools act (here, or on the exec server's side); `Err(true)`
 /// when something is there that is not a readable text file, `Err(false)` when nothing is.
-async fn current_text(commands: &CommandServices, target: &Path) -> Result<String, bool> {
+pub(super) async fn current_text(
+    commands: &CommandServices,
+    target: &Path,
+) -> Result<String, bool> {
     let Some(remote) = commands.environment.remote() else {
         return std::fs::read_to_string(target).map_err(|_| target.exists());
     };
@@ -88,7 +91,7 @@ fn add_patch(path: &str, content: &str) -> String {
     patch
 }
 
-fn replace_patch(path: &str, old: &str, new: &str) -> String {
+pub(super) fn replace_patch(path: &str, old: &str, new: &str) -> String {
     let mut patch = format!("*** Begin Patch\n*** Update File: {path}\n@@\n");
     for line in lines(old) {
         patch.push('-');
