@@ -363,6 +363,9 @@ fn resolve_local_model(raw: LocalModelToml) -> Result<LocalModelConfig, String> 
         prefix_cache: raw.prefix_cache.unwrap_or(default.prefix_cache),
         read_before_write: raw.read_before_write.unwrap_or(default.read_before_write),
         verify_named_check: raw.verify_named_check.unwrap_or(default.verify_named_check),
+        check_expected_output: raw
+            .check_expected_output
+            .unwrap_or(default.check_expected_output),
         answer_from_evidence: raw
             .answer_from_evidence
             .unwrap_or(default.answer_from_evidence),

@@ -73,6 +73,7 @@ pub(crate) struct LocalModelToml {
     pub prefix_cache: Option<bool>,
     pub read_before_write: Option<bool>,
     pub verify_named_check: Option<bool>,
+    pub check_expected_output: Option<bool>,
     pub answer_from_evidence: Option<bool>,
     pub related_files: Option<bool>,
     pub write_diff: Option<bool>,

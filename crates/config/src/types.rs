@@ -50,6 +50,9 @@ pub struct LocalModelConfig {
     pub read_before_write: bool,
     /// Ask once to run the command (or check the output) the request names.
     pub verify_named_check: bool,
+    /// Say once when the last run since the last write did not print what the request says
+    /// the output should be.
+    pub check_expected_output: bool,
     /// Ask once to read the project's files when a question is answered without looking.
     pub answer_from_evidence: bool,
     /// After a write, name the other files that still mention identifiers it removed.
@@ -77,6 +80,7 @@ impl Default for LocalModelConfig {
             prefix_cache: true,
             read_before_write: true,
             verify_named_check: true,
+            check_expected_output: true,
             answer_from_evidence: true,
             related_files: true,
             write_diff: true,

@@ -55,6 +55,9 @@ pub enum TurnAid {
     ReadBeforeWrite,
     /// Ask once to run the command (or check the output) the request names.
     VerifyNamedCheck,
+    /// Say once when the last run since the last write did not print the output the request
+    /// states.
+    CheckExpectedOutput,
     /// Ask once to read the project's files when a question is answered without looking.
     AnswerFromEvidence,
     /// After a write, name the other files that still mention identifiers it removed.
@@ -177,6 +180,7 @@ impl ToolProfile {
                 TurnAid::ReadBeforeWrite,
                 TurnAid::LoopGuard,
                 TurnAid::VerifyNamedCheck,
+                TurnAid::CheckExpectedOutput,
                 TurnAid::FinishNudge,
                 TurnAid::AnswerFromEvidence,
                 TurnAid::RelatedFiles,

@@ -16,7 +16,7 @@ use super::{CallVerdict, TurnInspector, TurnStart, WRITING_TOOLS};
 use crate::tools::call::{ToolCall, ToolPayload};
 
 /// Programs that start a check a person names in a request.
-const CHECK_PROGRAMS: [&str; 16] = [
+pub(super) const CHECK_PROGRAMS: [&str; 16] = [
     "python3", "python", "node", "npm", "npx", "bash", "sh", "make", "pytest", "cargo", "go",
     "deno", "ruby", "perl", "java", "gcc",
 ];
@@ -40,7 +40,7 @@ const PROSE_WORDS: [&str; 30] = [
 ];
 
 /// The command of a shell call.
-fn command_of(call: &ToolCall) -> Option<String> {
+pub(super) fn command_of(call: &ToolCall) -> Option<String> {
     if call.tool_name != SHELL_COMMAND {
         return None;
     }
@@ -121,7 +121,7 @@ fn clean(word: &str) -> (&str, bool) {
 
 /// True when `ran` runs `named`: every argument of the named command appears in it (a
 /// leading `./` aside), or, for a bare program, the program starts it.
-fn runs(ran: &str, named: &str) -> bool {
+pub(super) fn runs(ran: &str, named: &str) -> bool {
     let named: Vec<&str> = named.split_whitespace().collect();
     let ran: Vec<&str> = ran
         .split_whitespace()

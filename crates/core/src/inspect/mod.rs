@@ -13,6 +13,7 @@
 //!    would end (may record a reminder and go on).
 
 mod check_aids;
+mod expected_output;
 mod local_aids;
 mod write_aids;
 
@@ -98,6 +99,9 @@ impl TurnInspectors {
                     TurnAid::ProjectFiles => Box::new(local_aids::ProjectFiles),
                     TurnAid::ReadBeforeWrite => Box::new(write_aids::ReadBeforeWrite::new(start)),
                     TurnAid::VerifyNamedCheck => Box::new(check_aids::VerifyNamedCheck::new(start)),
+                    TurnAid::CheckExpectedOutput => {
+                        Box::new(expected_output::CheckExpectedOutput::new(start))
+                    }
                     TurnAid::AnswerFromEvidence => {
                         Box::new(check_aids::AnswerFromEvidence::new(start))
                     }

@@ -59,6 +59,7 @@ pub fn profile_for(config: &Config) -> ToolProfile {
     [
         (TurnAid::ReadBeforeWrite, local.read_before_write),
         (TurnAid::VerifyNamedCheck, local.verify_named_check),
+        (TurnAid::CheckExpectedOutput, local.check_expected_output),
         (TurnAid::AnswerFromEvidence, local.answer_from_evidence),
         (TurnAid::RelatedFiles, local.related_files),
         (TurnAid::WriteDiff, local.write_diff),
@@ -285,6 +286,7 @@ mod tests {
         let aids = [
             TurnAid::ReadBeforeWrite,
             TurnAid::VerifyNamedCheck,
+            TurnAid::CheckExpectedOutput,
             TurnAid::AnswerFromEvidence,
             TurnAid::RelatedFiles,
             TurnAid::WriteDiff,
@@ -296,6 +298,7 @@ mod tests {
             let switches = [
                 &mut config.local_model.read_before_write,
                 &mut config.local_model.verify_named_check,
+                &mut config.local_model.check_expected_output,
                 &mut config.local_model.answer_from_evidence,
                 &mut config.local_model.related_files,
                 &mut config.local_model.write_diff,

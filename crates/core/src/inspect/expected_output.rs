@@ -1,0 +1,491 @@
+//! [`CheckExpectedOutput`] (`[local_model] check_expected_output`): when the request says what
+//! the program should print ("node max.js should print 9", "a script that prints `hello`"),
+//! and the last run since the last write printed something else — often nothing, after a
+//! rewrite that dropped the `print` call — the model is told once, at finish, what was
+//! expected and what the run printed, and asked to fix the code and run it again.
+//!
+//! Seen on 2026-12-04 (pages, maxjs): the model ran the program, it printed nothing, and the
+//! turn ended; the named-check reminder only asks whether the check ran. This aid compares.
+//! It looks only at the request's words and the outputs of the model's own shell calls:
+//!
+//! - the expected value is read from the request after a phrase that states it ("should
+//!   print", "output should be", "that prints", …): a quoted or backticked text, a number, or
+//!   a single word that ends its clause ("prints hello, then …"). Anything else ("prints the
+//!   number of lines") gives no expectation, and the aid stays silent;
+//! - the run compared is the last one since the last write of a command the request names
+//!   (`python3 pages.py`), or, when it names none, of a command that runs a program
+//!   (`python3 …`, `node …`, `./…`);
+//! - a number matches a number of the output exactly (`4` is not in `14` or `4.0`), a word a
+//!   whole word, a quoted text anywhere, all ignoring case; a run that exited non-zero does
+//!   not match.
+
+use std::collections::HashMap;
+
+use osprey_model::{Prompt, ToolChoice};
+use osprey_protocol::ResponseItem;
+
+use super::check_aids::{CHECK_PROGRAMS, command_of, named_commands, runs};
+use super::{CallVerdict, TurnInspector, TurnStart, WRITING_TOOLS};
+use crate::tools::call::ToolCall;
+
+/// Phrases after which a request states the output, strongest first; the first one found
+/// (in this order) decides. "prints" alone is not one: "but it prints 3" is the wrong output.
+const STATING_PHRASES: [&str; 15] = [
+    "should print",
+    "should output",
+    "must print",
+    "must output",
+    "should show",
+    "should display",
+    "output should be",
+    "output must be",
+    "expected output is",
+    "expected output:",
+    "to print",
+    "that prints",
+    "which prints",
+    "that outputs",
+    "which outputs",
+];
+
+/// Words that follow "prints" without being the output ("prints the count").
+const NOT_OUTPUT: [&str; 24] = [
+    "the",
+    "a",
+    "an",
+    "its",
+    "their",
+    "his",
+    "her",
+    "each",
+    "every",
+    "all",
+    "out",
+    "it",
+    "them",
+    "this",
+    "that",
+    "these",
+    "those",
+    "one",
+    "how",
+    "what",
+    "whether",
+    "some",
+    "any",
+    "something",
+];
+
+/// Words that may follow a bare expected word in the same clause ("prints hello when run").
+const CLAUSE_ENDERS: [&str; 10] = [
+    "and", "then", "when", "if", "but", "to", "on", "once", "after", "so",
+];
+
+/// Most characters of a run's output quoted back.
+const QUOTED_OUTPUT: usize = 300;
+
+/// What the request says the output should be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Expected {
+    /// A number, matched as a whole number token.
+    Number(String),
+    /// A single word, matched as a whole word ignoring case.
+    Word(String),
+    /// A quoted text, matched anywhere ignoring case.
+    Text(String),
+}
+
+impl Expected {
+    fn shown(&self) -> &str {
+        match self {
+            Self::Number(s) | Self::Word(s) | Self::Text(s) => s,
+        }
+    }
+
+    /// Whether `output` shows the expected value.
+    fn found_in(&self, output: &str) -> bool {
+        let lower = output.to_lowercase();
+        match self {
+            Self::Number(n) => output
+                .split(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-'))
+                .map(|token| token.trim_matches('.'))
+                .any(|token| token == n),
+            Self::Word(w) => lower
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .any(|token| token == w.to_lowercase()),
+            Self::Text(t) => lower.contains(&t.to_lowercase()),
+        }
+    }
+}
+
+/// The output the request states, if it states one in a form this aid can read.
+pub(crate) fn expected_output(request: &str) -> Option<Expected> {
+    // ASCII lowering keeps byte offsets, so a phrase found in `lower` indexes `request`.
+    let lower = request.to_ascii_lowercase();
+    STATING_PHRASES.iter().find_map(|phrase| {
+        lower
+            .match_indices(phrase)
+            .find_map(|(at, _)| value_at(&request[at + phrase.len()..]))
+    })
+}
+
+/// The value at the start of `rest` (the text after a stating phrase).
+fn value_at(rest: &str) -> Option<Expected> {
+    let rest = rest.trim_start().trim_start_matches(':').trim_start();
+    let first = rest.chars().next()?;
+    if matches!(first, '`' | '"' | '\'') {
+        let inner = &rest[1..];
+        let end = inner.find(first)?;
+        let text = inner[..end].trim();
+        return (!text.is_empty() && !text.contains('\n')).then(|| Expected::Text(text.into()));
+    }
+    let mut words = rest.split_whitespace();
+    let raw = words.next()?;
+    let word = raw.trim_end_matches(['.', ',', ';', ':', '!', '?', ')']);
+    let number = word.strip_prefix('-').unwrap_or(word);
+    if !number.is_empty()
+        && number.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && number.starts_with(|c: char| c.is_ascii_digit())
+        && !number.ends_with('.')
+    {
+        return Some(Expected::Number(word.to_string()));
+    }
+    let plain = !word.is_empty() && word.chars().all(|c| c.is_alphanumeric() || c == '_');
+    let ends_clause = raw.len() != word.len()
+        || words
+            .next()
+            .is_none_or(|next| CLAUSE_ENDERS.contains(&next.to_lowercase().as_str()));
+    let prose = NOT_OUTPUT.contains(&word.to_lowercase().as_str());
+    (plain && ends_clause && !prose).then(|| Expected::Word(word.to_string()))
+}
+
+/// What a shell call's result says the command printed, and whether it exited non-zero.
+fn printed(result: &str) -> (String, bool) {
+    let failed = result.lines().any(|line| {
+        line.strip_prefix("Process exited with code ")
+            .or_else(|| line.strip_prefix("Exit code: "))
+            .is_some_and(|code| code.trim() != "0")
+    }) || result
+        .lines()
+        .any(|line| line.starts_with("Command timed out"));
+    let output = match result.split_once("\nOutput:\n") {
+        Some((_, output)) => output,
+        None => result.strip_prefix("Output:\n").unwrap_or(result),
+    };
+    (output.to_string(), failed)
+}
+
+/// Whether `command` runs a program (for requests that name no command).
+fn runs_a_program(command: &str) -> bool {
+    command.split(['&', ';', '|']).any(|part| {
+        part.split_whitespace()
+            .next()
+            .is_some_and(|first| first.starts_with("./") || CHECK_PROGRAMS.contains(&first))
+    })
+}
+
+/// Whether `ran` runs the named command with its program (`node max.js`, or `./check.sh`
+/// for `sh check.sh`): a `cat max.js` has the same arguments but prints the source.
+fn runs_named(ran: &str, named: &str) -> bool {
+    let mut words = named.split_whitespace();
+    let program = words.next().unwrap_or_default();
+    let direct = words
+        .next()
+        .map(|script| format!("./{}", script.trim_start_matches("./")));
+    let started = ran
+        .split_whitespace()
+        .any(|word| word == program || direct.as_deref().is_some_and(|direct| word == direct));
+    started && runs(ran, named)
+}
+
+/// Tells the model once when the last run since its last write did not print what the
+/// request says it should.
+pub(crate) struct CheckExpectedOutput {
+    expected: Option<Expected>,
+    named: Vec<String>,
+    /// Calls of the running batch whose output is compared, by call id.
+    pending: HashMap<String, String>,
+    /// The last compared run since the last write: its command, what it printed, whether it
+    /// failed.
+    last_run: Option<(String, String, bool)>,
+    asked: bool,
+    require_call: bool,
+}
+
+impl CheckExpectedOutput {
+    pub(crate) fn new(start: &TurnStart<'_>) -> Self {
+        Self {
+            expected: expected_output(start.request),
+            named: named_commands(start.request),
+            pending: HashMap::new(),
+            last_run: None,
+            asked: false,
+            require_call: false,
+        }
+    }
+
+    fn compared(&self, command: &str) -> bool {
+        if self.named.is_empty() {
+            runs_a_program(command)
+        } else {
+            self.named.iter().any(|named| runs_named(command, named))
+        }
+    }
+}
+
+impl TurnInspector for CheckExpectedOutput {
+    fn before_request(&mut self, prompt: &mut Prompt) {
+        if std::mem::take(&mut self.require_call) {
+            prompt.tool_choice = ToolChoice::Required;
+        }
+    }
+
+    fn before_tool_calls(&mut self, calls: &[ToolCall]) -> CallVerdict {
+        self.pending.clear();
+        if self.expected.is_none() {
+            return CallVerdict::Run;
+        }
+        for call in calls {
+            if WRITING_TOOLS.contains(&call.tool_name.as_str()) {
+                self.last_run = None;
+                self.pending.clear();
+            } else if let Some(command) = command_of(call)
+                && self.compared(&command)
+            {
+                self.pending.insert(call.call_id.clone(), command);
+            }
+        }
+        CallVerdict::Run
+    }
+
+    fn after_tool_outputs(&mut self, outputs: &mut [ResponseItem]) {
+        for item in outputs.iter() {
+            let ResponseItem::FunctionCallOutput { call_id, output } = item else {
+                continue;
+            };
+            if let Some(command) = self.pending.remove(call_id.as_str()) {
+                let (printed, failed) = printed(&output.text());
+                self.last_run = Some((command, printed, failed));
+            }
+        }
+    }
+
+    fn before_finish(&mut self, _answer: Option<&str>) -> Option<ResponseItem> {
+        if self.asked {
+            return None;
+        }
+        let expected = self.expected.as_ref()?;
+        let (command, printed, failed) = self.last_run.as_ref()?;
+        if !failed && expected.found_in(printed) {
+            return None;
+        }
+        self.asked = true;
+        self.require_call = true;
+        let shown = printed.trim();
+        let what = if shown.is_empty() {
+            "printed nothing. ".to_string()
+        } else {
+            let mut cut: String = shown.chars().take(QUOTED_OUTPUT).collect();
+            if cut.len() < shown.len() {
+                cut.push('…');
+            }
+            format!("printed:\n{cut}\n")
+        };
+        Some(ResponseItem::user_text(format!(
+            "The task expects the output `{}`, but the last run of `{command}` {what}Fix the \
+             code so that it prints that, then run `{command}` again.",
+            expected.shown()
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::call::ToolPayload;
+    use osprey_protocol::FunctionCallOutputPayload;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn the_expected_output_is_read_from_the_request_or_not_at_all() {
+        let number = |n: &str| Some(Expected::Number(n.into()));
+        let cases = [
+            (
+                "python3 pages.py should print 4 (10 items, 3 per page need 4 pages) but it \
+                 prints 3. Fix it.",
+                number("4"),
+            ),
+            (
+                "node max.js should print 9, the largest number.",
+                number("9"),
+            ),
+            ("The output should be -2.5.", number("-2.5")),
+            (
+                "Expected output: `hello world`",
+                Some(Expected::Text("hello world".into())),
+            ),
+            (
+                "Create hello.py that prints hello, then run it.",
+                Some(Expected::Word("hello".into())),
+            ),
+            (
+                "Write a script that prints \"Done!\".",
+                Some(Expected::Text("Done!".into())),
+            ),
+            // No value this aid can read: it stays silent.
+            (
+                "Write a bash script count_lines.sh that prints the number of lines.",
+                None,
+            ),
+            (
+                "Create fizz.js that prints the numbers 1 to 15, one per line.",
+                None,
+            ),
+            ("Make it print something nicer.", None),
+            ("It prints 3; fix the rounding.", None),
+            ("Which port does the service listen on?", None),
+        ];
+        for (request, want) in cases {
+            assert_eq!(expected_output(request), want, "{request}");
+        }
+    }
+
+    #[test]
+    fn numbers_words_and_texts_match_as_wholes() {
+        let four = Expected::Number("4".into());
+        assert!(four.found_in("4\n"));
+        assert!(four.found_in("pages: 4."));
+        assert!(!four.found_in("14\n"));
+        assert!(!four.found_in("4.0\n"));
+        assert!(!four.found_in(""));
+        let hello = Expected::Word("hello".into());
+        assert!(hello.found_in("Hello!\n"));
+        assert!(!hello.found_in("hello_world\n"));
+        let text = Expected::Text("Hello, Ada".into());
+        assert!(text.found_in("hello, ada!\n"));
+    }
+
+    fn call(id: &str, tool: &str, arguments: serde_json::Value) -> ToolCall {
+        ToolCall {
+            call_id: id.to_string(),
+            tool_name: tool.to_string(),
+            payload: ToolPayload::Function {
+                arguments: arguments.to_string(),
+            },
+        }
+    }
+
+    fn shell(id: &str, command: &str) -> ToolCall {
+        call(
+            id,
+            "shell_command",
+            serde_json::json!({ "command": command }),
+        )
+    }
+
+    fn result(id: &str, code: i32, output: &str) -> ResponseItem {
+        ResponseItem::FunctionCallOutput {
+            call_id: id.into(),
+            output: FunctionCallOutputPayload::from(format!(
+                "Wall time: 0.1 seconds\nProcess exited with code {code}\nOriginal token \
+                 count: 1\nOutput:\n{output}"
+            )),
+        }
+    }
+
+    fn new_aid(request: &str) -> CheckExpectedOutput {
+        let dir = std::path::Path::new("/nonexistent");
+        CheckExpectedOutput::new(&TurnStart {
+            request,
+            cwd: dir,
+            tool_names: &[],
+            command_path: None,
+        })
+    }
+
+    fn run(aid: &mut CheckExpectedOutput, id: &str, command: &str, code: i32, output: &str) {
+        aid.before_tool_calls(&[shell(id, command)]);
+        aid.after_tool_outputs(&mut [result(id, code, output)]);
+    }
+
+    const MAXJS: &str = "node max.js should print 9, the largest number, but it prints 1. \
+                         Fix the largest function in max.js and run node max.js to check.";
+
+    #[test]
+    fn a_run_that_printed_nothing_is_compared_with_the_expected_output_once() {
+        let mut aid = new_aid(MAXJS);
+        aid.before_tool_calls(&[call(
+            "w",
+            "edit_file",
+            serde_json::json!({"path": "max.js", "old": "<", "new": ">"}),
+        )]);
+        run(&mut aid, "r", "node max.js", 0, "");
+        let reminder = aid.before_finish(Some("Fixed.")).unwrap();
+        assert_eq!(
+            reminder.message_text().unwrap(),
+            "The task expects the output `9`, but the last run of `node max.js` printed \
+             nothing. Fix the code so that it prints that, then run `node max.js` again."
+        );
+        let mut prompt = Prompt::default();
+        aid.before_request(&mut prompt);
+        assert_eq!(prompt.tool_choice, ToolChoice::Required);
+        run(&mut aid, "s", "node max.js", 0, "1\n");
+        assert_eq!(aid.before_finish(Some("Fixed.")), None, "once");
+    }
+
+    #[test]
+    fn a_run_that_printed_the_expected_output_ends_the_turn() {
+        let mut aid = new_aid(MAXJS);
+        run(&mut aid, "r", "node max.js", 0, "9\n");
+        assert_eq!(aid.before_finish(Some("Done.")), None);
+        // Other commands are not the named check: a cat of the file is not compared, a
+        // direct run of a named script is.
+        run(&mut aid, "c", "cat max.js", 0, "function largest() {}\n");
+        assert_eq!(aid.before_finish(Some("Done.")), None);
+        let mut aid = new_aid("check.sh should print OK. Run sh check.sh.");
+        run(&mut aid, "d", "./check.sh", 0, "FAIL\n");
+        assert!(aid.before_finish(Some("Done.")).is_some());
+    }
+
+    #[test]
+    fn a_failed_run_or_one_before_the_last_write_is_not_a_match() {
+        let mut aid = new_aid(MAXJS);
+        run(&mut aid, "r", "node max.js", 1, "TypeError at line 9\n");
+        let reminder = aid.before_finish(Some("Done.")).unwrap();
+        let text = reminder.message_text().unwrap();
+        assert!(
+            text.contains("printed:\nTypeError at line 9\nFix the code"),
+            "{text}"
+        );
+
+        // A wrong run followed by a write: the old run says nothing about the new code.
+        let mut aid = new_aid(MAXJS);
+        run(&mut aid, "r", "node max.js", 0, "1\n");
+        aid.before_tool_calls(&[call(
+            "w",
+            "write_file",
+            serde_json::json!({"path": "max.js", "content": "x"}),
+        )]);
+        assert_eq!(aid.before_finish(Some("Done.")), None);
+    }
+
+    #[test]
+    fn without_a_named_command_the_last_program_run_is_compared() {
+        let mut aid = new_aid("Create hello.py that prints hello, then run it.");
+        run(&mut aid, "l", "ls", 0, "hello.py\n");
+        assert_eq!(aid.before_finish(Some("Done.")), None, "ls runs no program");
+        run(&mut aid, "r", "python3 hello.py", 0, "Hi there\n");
+        let reminder = aid.before_finish(Some("Done.")).unwrap();
+        let text = reminder.message_text().unwrap();
+        assert!(text.contains("`hello`"), "{text}");
+        assert!(
+            text.contains("`python3 hello.py` printed:\nHi there"),
+            "{text}"
+        );
+
+        // No expectation this aid can read: silent, whatever ran.
+        let mut aid = new_aid("Create fizz.js that prints the numbers 1 to 15.");
+        run(&mut aid, "r", "node fizz.js", 0, "");
+        assert_eq!(aid.before_finish(Some("Done.")), None);
+    }
+}
