@@ -362,6 +362,9 @@ fn resolve_local_model(raw: LocalModelToml) -> Result<LocalModelConfig, String> 
         loop_guard: raw.loop_guard.unwrap_or(default.loop_guard),
         prefix_cache: raw.prefix_cache.unwrap_or(default.prefix_cache),
         read_before_write: raw.read_before_write.unwrap_or(default.read_before_write),
+        protect_named_check: raw
+            .protect_named_check
+            .unwrap_or(default.protect_named_check),
         verify_named_check: raw.verify_named_check.unwrap_or(default.verify_named_check),
         check_expected_output: raw
             .check_expected_output

@@ -72,6 +72,7 @@ pub(crate) struct LocalModelToml {
     pub loop_guard: Option<bool>,
     pub prefix_cache: Option<bool>,
     pub read_before_write: Option<bool>,
+    pub protect_named_check: Option<bool>,
     pub verify_named_check: Option<bool>,
     pub check_expected_output: Option<bool>,
     pub answer_from_evidence: Option<bool>,

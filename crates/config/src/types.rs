@@ -48,6 +48,8 @@ pub struct LocalModelConfig {
     pub prefix_cache: bool,
     /// Refuse a write to an existing file not read in the turn, showing the file instead.
     pub read_before_write: bool,
+    /// Refuse a write to the check script the request names, pointing to the code it checks.
+    pub protect_named_check: bool,
     /// Ask once to run the command (or check the output) the request names.
     pub verify_named_check: bool,
     /// Say once when the last run since the last write did not print what the request says
@@ -79,6 +81,7 @@ impl Default for LocalModelConfig {
             loop_guard: true,
             prefix_cache: true,
             read_before_write: true,
+            protect_named_check: true,
             verify_named_check: true,
             check_expected_output: true,
             answer_from_evidence: true,

@@ -53,6 +53,8 @@ pub enum TurnAid {
     ProjectFiles,
     /// Refuse a write to an existing file not read in the turn, showing the file instead.
     ReadBeforeWrite,
+    /// Refuse a write to the check script the request names, pointing to the code it checks.
+    ProtectNamedCheck,
     /// Ask once to run the command (or check the output) the request names.
     VerifyNamedCheck,
     /// Say once when the last run since the last write did not print the output the request
@@ -174,9 +176,11 @@ impl ToolProfile {
                 ProfileTool::offered(names::LIST_DIR, Compact),
                 ProfileTool::offered(names::SHELL_COMMAND, Compact),
             ],
-            // The read-before-write refusal goes first: a refused write is not a call the
-            // other aids should count (the loop guard would see its retry as a repeat).
+            // The refusals go first: a refused write is not a call the other aids should
+            // count (the loop guard would see its retry as a repeat), and a write to the
+            // named check is refused as such, not shown as an unread file.
             aids: vec![
+                TurnAid::ProtectNamedCheck,
                 TurnAid::ReadBeforeWrite,
                 TurnAid::LoopGuard,
                 TurnAid::VerifyNamedCheck,

@@ -251,7 +251,8 @@ fn local_model_settings_default_to_every_aid_on() {
          constrained_decoding = false\ntool_profile = \"standard\"\nloop_guard = false\n\
          prefix_cache = false\nread_before_write = false\nverify_named_check = false\n\
          answer_from_evidence = false\nrelated_files = false\nwrite_diff = false\n\
-         edit_tool = false\ncheck_expected_output = false\n",
+         edit_tool = false\ncheck_expected_output = false\n\
+         protect_named_check = false\n",
     );
     let loaded = fx.build().unwrap();
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
@@ -266,6 +267,7 @@ fn local_model_settings_default_to_every_aid_on() {
             loop_guard: false,
             prefix_cache: false,
             read_before_write: false,
+            protect_named_check: false,
             verify_named_check: false,
             check_expected_output: false,
             answer_from_evidence: false,

@@ -110,7 +110,7 @@ pub(crate) fn named_commands(request: &str) -> Vec<String> {
 
 /// A word without surrounding quotes and clause punctuation, and whether a clause ends
 /// after it ("check.sh." → ("check.sh", true)).
-fn clean(word: &str) -> (&str, bool) {
+pub(super) fn clean(word: &str) -> (&str, bool) {
     let trimmed = word.trim_matches(|c| "`'\"()".contains(c));
     let ended = trimmed.ends_with(['.', ',', ';', ':', '!', '?']);
     (

@@ -13,6 +13,7 @@
 //!    would end (may record a reminder and go on).
 
 mod check_aids;
+mod check_guard;
 mod expected_output;
 mod local_aids;
 mod write_aids;
@@ -98,6 +99,9 @@ impl TurnInspectors {
                     TurnAid::FinishNudge => Box::new(local_aids::FinishNudge::new(start)),
                     TurnAid::ProjectFiles => Box::new(local_aids::ProjectFiles),
                     TurnAid::ReadBeforeWrite => Box::new(write_aids::ReadBeforeWrite::new(start)),
+                    TurnAid::ProtectNamedCheck => {
+                        Box::new(check_guard::ProtectNamedCheck::new(start))
+                    }
                     TurnAid::VerifyNamedCheck => Box::new(check_aids::VerifyNamedCheck::new(start)),
                     TurnAid::CheckExpectedOutput => {
                         Box::new(expected_output::CheckExpectedOutput::new(start))

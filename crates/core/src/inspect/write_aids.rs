@@ -35,7 +35,7 @@ const WALK_FILE_BYTES: u64 = 256 * 1024;
 /// Reads `path` as text when it is a regular file of at most [`WALK_FILE_BYTES`]: never a
 /// device, a FIFO (which would block) or a huge file (the aids hold what they read). `None`
 /// for anything else, or text that is not UTF-8.
-fn read_small_text(path: &Path) -> Option<String> {
+pub(super) fn read_small_text(path: &Path) -> Option<String> {
     use std::io::Read as _;
     let meta = std::fs::metadata(path).ok()?;
     if !meta.is_file() || meta.len() > WALK_FILE_BYTES {
@@ -54,7 +54,7 @@ fn read_small_text(path: &Path) -> Option<String> {
 }
 
 /// One string argument of a JSON function call.
-fn string_argument(call: &ToolCall, key: &str) -> Option<String> {
+pub(super) fn string_argument(call: &ToolCall, key: &str) -> Option<String> {
     let ToolPayload::Function { arguments } = &call.payload else {
         return None;
     };
@@ -63,7 +63,7 @@ fn string_argument(call: &ToolCall, key: &str) -> Option<String> {
 }
 
 /// `path` as the tools resolve it: relative to the working directory, or absolute.
-fn resolve(cwd: &Path, path: &str) -> PathBuf {
+pub(super) fn resolve(cwd: &Path, path: &str) -> PathBuf {
     let path = Path::new(path);
     if path.is_absolute() {
         path.to_path_buf()
@@ -73,7 +73,7 @@ fn resolve(cwd: &Path, path: &str) -> PathBuf {
 }
 
 /// A path without `.` components, so `./a.py` and `a.py` are the same file.
-fn normal(path: &Path) -> PathBuf {
+pub(super) fn normal(path: &Path) -> PathBuf {
     path.components()
         .filter(|c| !matches!(c, std::path::Component::CurDir))
         .collect()
@@ -359,7 +359,7 @@ impl TurnInspector for RelatedFiles {
 }
 
 /// Identifiers of at least three characters in `text`.
-fn identifiers(text: &str) -> BTreeSet<&str> {
+pub(super) fn identifiers(text: &str) -> BTreeSet<&str> {
     text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .filter(|w| w.len() >= 3 && w.starts_with(|c: char| c.is_alphabetic() || c == '_'))
         .collect()
