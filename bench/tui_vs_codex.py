@@ -136,7 +136,8 @@ class Tui:
                     # every read, so these are the latest).
                     return self.read_at
                 if self.written < 0:
-                    raise SystemExit(f"tui bench: the TUI exited while waiting for {what}")
+                    raise SystemExit(f"tui bench: the TUI exited while waiting for {what}; "
+                                     "screen:\n" + "\n".join(self.screen.display))
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise SystemExit(f"tui bench: timed out waiting for {what}; screen:\n"

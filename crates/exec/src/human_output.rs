@@ -1,7 +1,8 @@
 //! The readable transcript written to stderr when `--json` is not given.
 
 use osprey_protocol::{
-    ApprovalRequestKind, Event, EventMsg, FileChangeKind, ItemStatus, SandboxMode, ThreadItem,
+    ApprovalRequestKind, Event, EventMsg, FileChangeKind, ItemStatus, PlanStepStatus, SandboxMode,
+    ThreadItem,
 };
 use std::io::Write;
 
@@ -109,12 +110,23 @@ impl HumanEventWriter {
                 writeln!(err, "{}", s.magenta(&s.bold("exec")))?;
                 writeln!(err, "{} in {}", s.bold(command), cwd.display())?;
             }
-            EventMsg::ItemStarted {
-                item: ThreadItem::TodoList { items, .. },
+            // The plan is written from `plan_update`, which follows each of these and also
+            // carries why the model changed it.
+            EventMsg::PlanUpdate { explanation, plan } => {
+                let items: Vec<osprey_protocol::TodoEntry> = plan
+                    .iter()
+                    .map(|step| osprey_protocol::TodoEntry {
+                        text: step.step.clone(),
+                        completed: step.status == PlanStepStatus::Completed,
+                        in_progress: step.status == PlanStepStatus::InProgress,
+                    })
+                    .collect();
+                let why = explanation
+                    .as_deref()
+                    .map(str::trim)
+                    .filter(|e| !e.is_empty());
+                write_plan_with(err, s, why, &items)?;
             }
-            | EventMsg::ItemUpdated {
-                item: ThreadItem::TodoList { items, .. },
-            } => write_plan(err, s, items)?,
             EventMsg::ApprovalRequested(request) => {
                 let what = match &request.kind {
                     ApprovalRequestKind::Exec { command, .. } => command.join(" "),
@@ -299,7 +311,20 @@ fn write_plan(
     s: Style,
     items: &[osprey_protocol::TodoEntry],
 ) -> std::io::Result<()> {
+    write_plan_with(err, s, None, items)
+}
+
+/// `plan`, the model's reason for the change when it gave one, then a line per step.
+fn write_plan_with(
+    err: &mut dyn Write,
+    s: Style,
+    explanation: Option<&str>,
+    items: &[osprey_protocol::TodoEntry],
+) -> std::io::Result<()> {
     writeln!(err, "{}", s.magenta(&s.bold("plan")))?;
+    for line in explanation.into_iter().flat_map(str::lines) {
+        writeln!(err, "  {}", s.dim(line))?;
+    }
     for entry in items {
         let mark = if entry.completed {
             "[x]"
@@ -311,4 +336,58 @@ fn write_plan(
         writeln!(err, "  {mark} {}", entry.text)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use osprey_protocol::{PlanStep, ThreadId, TodoEntry};
+
+    fn written(writer: &mut HumanEventWriter, msg: EventMsg) -> String {
+        let mut out = Vec::new();
+        let event = Event {
+            thread_id: ThreadId::new(),
+            turn_id: None,
+            msg,
+        };
+        writer.write_event(&mut out, &event).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_plan_update_is_written_once_with_its_explanation() {
+        let mut writer = HumanEventWriter::new(Style { enabled: false }, "0.0.0");
+        let items = vec![TodoEntry {
+            text: "Reproduce".into(),
+            completed: false,
+            in_progress: true,
+        }];
+        let item = ThreadItem::TodoList {
+            id: "plan_1".into(),
+            items,
+        };
+        // The item the call starts says nothing: the plan_update after it does.
+        assert_eq!(written(&mut writer, EventMsg::ItemStarted { item }), "");
+        let step = |text: &str, status| PlanStep {
+            step: text.into(),
+            status,
+        };
+        let update = EventMsg::PlanUpdate {
+            explanation: Some("The bug is in the parser.".into()),
+            plan: vec![
+                step("Reproduce", PlanStepStatus::Completed),
+                step("Fix the parser", PlanStepStatus::InProgress),
+                step("Add a test", PlanStepStatus::Pending),
+            ],
+        };
+        assert_eq!(
+            written(&mut writer, update),
+            "plan\n  The bug is in the parser.\n  [x] Reproduce\n  [>] Fix the parser\n  [ ] Add a test\n"
+        );
+        let bare = EventMsg::PlanUpdate {
+            explanation: Some("  ".into()),
+            plan: vec![step("Reproduce", PlanStepStatus::Pending)],
+        };
+        assert_eq!(written(&mut writer, bare), "plan\n  [ ] Reproduce\n");
+    }
 }

@@ -227,6 +227,9 @@ async fn event_loop(
         theme,
         probe,
     } = startup;
+    // The F12 panic test exists only in debug builds.
+    #[cfg(not(debug_assertions))]
+    let _ = test_panic;
     let mut tui = Tui::new(3)?;
     tui.theme = theme;
     let (app_tx, mut app_rx) = mpsc::unbounded_channel::<AppEvent>();
@@ -236,6 +239,7 @@ async fn event_loop(
         overrides: cli.overrides(cwd),
         cwd: cwd.display().to_string(),
         images: std::sync::Arc::default(),
+        inline_images: cli.remote.is_some(),
     };
     // A project config not yet trusted: the session starts once the person answered.
     match &trust {
@@ -422,6 +426,8 @@ struct Ctx {
     cwd: String,
     /// Where Ctrl+V saves clipboard images; removed when the loop ends.
     images: std::sync::Arc<crate::clipboard::ImageDir>,
+    /// Send images inline: the server (`--remote`) cannot read this machine's files.
+    inline_images: bool,
 }
 
 /// Full-screen mode: the newest transcript lines fill the screen above the live area.
@@ -594,9 +600,8 @@ fn perform(ctx: &Ctx, actions: Vec<Action>) {
                     .request::<Value>(ClientRequest::TurnStart(TurnStartParams {
                         thread_id,
                         // The images first, each named by its `[Image #N]` in the text.
-                        input: images
+                        input: crate::image_input::image_inputs(images, ctx.inline_images)
                             .into_iter()
-                            .map(|path| UserInput::LocalImage { path, detail: None })
                             .chain(std::iter::once(UserInput::Text {
                                 text,
                                 text_elements: Some(Vec::new()),

@@ -28,6 +28,7 @@ mod editor;
 pub mod frame_log;
 pub mod git;
 pub mod history;
+pub mod image_input;
 pub mod keys;
 pub mod render;
 pub mod settings;

@@ -1,6 +1,7 @@
 //! Sub-agent tool calls: one header line saying what was done to which agents, the message
 //! sent (dimmed, first lines), and after a wait or a close each agent's status and last
-//! message. Agents are named by the end of their thread id (the item carries no nickname).
+//! message. Agents are named by nickname when their thread said one (the item itself carries
+//! none), else by the end of their thread id.
 
 use osprey_app_server_protocol::{CollabAgentTool, CollabAgentToolCallStatus};
 use ratatui::style::{Color, Style};
@@ -23,15 +24,20 @@ pub(super) fn short_id(id: &str) -> String {
     format!("…{tail}")
 }
 
-fn agents(ids: &[String]) -> String {
-    match ids {
+/// An agent's nickname (and role) when known, else the end of its id.
+fn name(call: &CollabCell, id: &str) -> String {
+    call.names.get(id).cloned().unwrap_or_else(|| short_id(id))
+}
+
+fn agents(call: &CollabCell) -> String {
+    match call.receivers.as_slice() {
         [] => "a new agent".to_owned(),
-        [one] => format!("agent {}", short_id(one)),
+        [one] => format!("agent {}", name(call, one)),
         many => format!(
             "{} agents ({})",
             many.len(),
             many.iter()
-                .map(|id| short_id(id))
+                .map(|id| name(call, id))
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
@@ -54,7 +60,7 @@ fn header(call: &CollabCell) -> String {
     let who = if call.tool == CollabAgentTool::ListAgents {
         "agents".to_owned()
     } else {
-        agents(&call.receivers)
+        agents(call)
     };
     let outcome = match call.status {
         CollabAgentToolCallStatus::Failed => " (failed)",
@@ -90,7 +96,7 @@ pub fn collab_lines(call: &CollabCell, width: usize) -> Vec<Line<'static>> {
     }
     if call.status != CollabAgentToolCallStatus::InProgress {
         for state in &call.states {
-            let mut text = format!("{}: {}", short_id(&state.id), state.status);
+            let mut text = format!("{}: {}", name(call, &state.id), state.status);
             if let Some(message) = state.message.as_deref().and_then(|m| m.lines().next()) {
                 text.push_str(" — ");
                 text.push_str(message);

@@ -671,6 +671,7 @@ fn sub_agent_calls_name_the_agents_and_show_what_they_ended_with() {
     use osprey_app_server_protocol::{CollabAgentTool, CollabAgentToolCallStatus};
     let child = "01a230c9-963e-76e1-acc8-47e827c94a9a".to_string();
     let other = "01a230c9-963e-76e1-acc8-47e8aaaa0001".to_string();
+    let child_id = child.clone();
     let cells = [
         Cell::Collab(CollabCell {
             tool: CollabAgentTool::SpawnAgent,
@@ -682,6 +683,7 @@ fn sub_agent_calls_name_the_agents_and_show_what_they_ended_with() {
                 status: "pendingInit".into(),
                 message: None,
             }],
+            names: Default::default(),
         }),
         Cell::Collab(CollabCell {
             tool: CollabAgentTool::Wait,
@@ -689,6 +691,7 @@ fn sub_agent_calls_name_the_agents_and_show_what_they_ended_with() {
             receivers: vec![child.clone(), other.clone()],
             prompt: None,
             states: vec![],
+            names: Default::default(),
         }),
         Cell::Collab(CollabCell {
             tool: CollabAgentTool::Wait,
@@ -707,6 +710,8 @@ fn sub_agent_calls_name_the_agents_and_show_what_they_ended_with() {
                     message: Some("the model refused".into()),
                 },
             ],
+            // By then the child's thread had said its nickname; the other's had not.
+            names: [(child_id, "Planck [explorer]".to_owned())].into(),
         }),
         Cell::Collab(CollabCell {
             tool: CollabAgentTool::CloseAgent,
@@ -714,6 +719,7 @@ fn sub_agent_calls_name_the_agents_and_show_what_they_ended_with() {
             receivers: vec!["nope".into()],
             prompt: None,
             states: vec![],
+            names: Default::default(),
         }),
     ];
     let text = screen(
@@ -729,7 +735,10 @@ fn sub_agent_calls_name_the_agents_and_show_what_they_ended_with() {
         text.contains("Waiting for 2 agents (…27c94a9a, …aaaa0001)"),
         "{text}"
     );
-    assert!(text.contains("…27c94a9a: completed — 22 crates"), "{text}");
+    assert!(
+        text.contains("Planck [explorer]: completed — 22 crates"),
+        "{text}"
+    );
     assert!(
         text.contains("…aaaa0001: errored — the model refused"),
         "{text}"

@@ -26,7 +26,9 @@ fn status_style(status: AgentStatus) -> Style {
             .add_modifier(Modifier::BOLD),
         AgentStatus::Done => Style::default().fg(Color::Green),
         AgentStatus::Errored | AgentStatus::Interrupted => Style::default().fg(Color::Red),
-        AgentStatus::Starting | AgentStatus::Idle | AgentStatus::Closed => dim(),
+        AgentStatus::Starting | AgentStatus::Idle | AgentStatus::Closed | AgentStatus::Unknown => {
+            dim()
+        }
     }
 }
 

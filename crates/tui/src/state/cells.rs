@@ -81,6 +81,9 @@ pub struct CollabCell {
     pub prompt: Option<String>,
     /// Each agent's status after the call, and its last message when it has one.
     pub states: Vec<AgentState>,
+    /// Names of the agents known by nickname when the cell was made (thread id → name);
+    /// the others are shown by the end of their id.
+    pub names: std::collections::BTreeMap<String, String>,
 }
 
 /// One agent's state in a [`CollabCell`].
@@ -120,6 +123,7 @@ impl CollabCell {
             receivers: receivers.to_vec(),
             prompt: prompt.filter(|p| !p.is_empty()).cloned(),
             states,
+            names: Default::default(),
         }
     }
 }

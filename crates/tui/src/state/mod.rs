@@ -417,6 +417,10 @@ impl AppState {
             AppEvent::Server(ServerEvent::Closed { reason }) => {
                 self.history.push(Cell::Error { message: reason });
                 self.turn = None;
+                // Nothing can answer them now: an overlay left asking would take keys for
+                // nothing.
+                self.approvals.clear();
+                self.threads.connection_lost();
                 Vec::new()
             }
         }
@@ -445,7 +449,15 @@ impl AppState {
         if self.hide_reasoning && matches!(item, ThreadItemDetails::Reasoning { .. }) {
             return None;
         }
-        Cell::from_item(item, live)
+        let mut cell = Cell::from_item(item, live)?;
+        if let Cell::Collab(call) = &mut cell {
+            let ids = call
+                .receivers
+                .iter()
+                .chain(call.states.iter().map(|s| &s.id));
+            call.names = self.threads.nicknames(ids);
+        }
+        Some(cell)
     }
 
     fn active_mut(&mut self, item_id: &str) -> Option<&mut Cell> {
@@ -823,6 +835,8 @@ impl AppState {
             KeyCode::Char(c) if !ctrl => self.composer.insert_char(c),
             KeyCode::Backspace => self.composer.backspace(),
             KeyCode::Delete => self.composer.delete(),
+            KeyCode::Left if alt => self.cycle_agent(false),
+            KeyCode::Right if alt => self.cycle_agent(true),
             KeyCode::Left => self.composer.left(),
             KeyCode::Right => self.composer.right(),
             KeyCode::Home => self.composer.home(),

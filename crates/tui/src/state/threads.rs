@@ -47,6 +47,8 @@ pub enum AgentStatus {
     Interrupted,
     Errored,
     Closed,
+    /// The connection to the app server was lost while it was busy: how it ended is unknown.
+    Unknown,
 }
 
 impl AgentStatus {
@@ -60,6 +62,7 @@ impl AgentStatus {
             AgentStatus::Interrupted => "interrupted",
             AgentStatus::Errored => "errored",
             AgentStatus::Closed => "closed",
+            AgentStatus::Unknown => "unknown (connection lost)",
         }
     }
 
@@ -162,6 +165,34 @@ pub struct Threads {
 impl Threads {
     pub fn agent(&self, id: &str) -> Option<&SubAgent> {
         self.agents.iter().find(|a| a.id == id)
+    }
+
+    /// The names of those of `ids` that are sub-agents with a nickname or a role.
+    pub fn nicknames<'a>(
+        &self,
+        ids: impl Iterator<Item = &'a String>,
+    ) -> std::collections::BTreeMap<String, String> {
+        ids.filter_map(|id| {
+            let agent = self.agent(id)?;
+            (agent.nickname.is_some() || agent.role.is_some()).then(|| (id.clone(), agent.name()))
+        })
+        .collect()
+    }
+
+    /// The app server is gone: no turn runs any more as far as this UI can know, and what
+    /// became of the busy sub-agents is unknown.
+    pub(super) fn connection_lost(&mut self) {
+        for agent in &mut self.agents {
+            if matches!(
+                agent.status,
+                AgentStatus::Starting | AgentStatus::Running | AgentStatus::WaitingForApproval
+            ) {
+                agent.status = AgentStatus::Unknown;
+            }
+        }
+        for view in self.parked.values_mut().chain(self.main.as_mut()) {
+            view.turn = None;
+        }
     }
 
     /// The watched sub-agent, when one is watched.
@@ -532,6 +563,24 @@ impl AppState {
         if let Some(picker) = self.picker.as_mut() {
             picker.items = items;
         }
+    }
+
+    /// Alt+← / Alt+→: watches the thread before or after the watched one in the `/agent`
+    /// list, wrapping around (with no sub-agent, the notice `/agent` gives).
+    pub(super) fn cycle_agent(&mut self, forward: bool) {
+        if self.threads.agents.is_empty() {
+            self.open_agent_picker();
+            return;
+        }
+        let rows = self.agent_rows();
+        let at = rows.iter().position(|r| r.watched).unwrap_or(0);
+        let next = if forward {
+            (at + 1) % rows.len()
+        } else {
+            (at + rows.len() - 1) % rows.len()
+        };
+        let id = rows[next].id.clone();
+        self.pick_agent(&id);
     }
 
     /// A row of the `/agent` picker was chosen: watch that thread.

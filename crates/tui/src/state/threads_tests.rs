@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use crossterm::event::{KeyCode, KeyEvent};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use osprey_app_server_protocol::{RequestId, ServerNotification, ServerRequest, method};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -507,4 +507,98 @@ fn a_new_session_forgets_the_old_ones_sub_agents() {
         agent_message("p1", "late"),
     );
     assert_eq!(texts(&state.history), vec!["late"; 0]);
+}
+
+#[test]
+fn a_collab_cell_names_the_agents_whose_threads_said_a_nickname() {
+    let mut state = ready();
+    thread_started(&mut state, PLANCK, Some("Planck"), Some("explorer"));
+    let wait = json!({"type": "collabAgentToolCall", "id": "call_wait", "tool": "wait",
+        "status": "completed", "senderThreadId": MAIN, "receiverThreadIds": [PLANCK, GOODALL],
+        "prompt": null, "model": null, "reasoningEffort": null,
+        "agentsStates": {PLANCK: {"status": "completed", "message": "done"},
+                         GOODALL: {"status": "errored", "message": null}},
+        "startedAtMs": 1, "completedAtMs": 2});
+    item(&mut state, MAIN, method::ITEM_COMPLETED, wait);
+    let Some(Cell::Collab(call)) = state.history.last() else {
+        panic!("a collab cell: {:?}", state.history.last());
+    };
+    assert_eq!(
+        call.names,
+        [(PLANCK.to_owned(), "Planck [explorer]".to_owned())].into(),
+        "Goodall's thread never said a name: it keeps its id"
+    );
+}
+
+#[test]
+fn a_lost_connection_leaves_no_agent_running_and_no_approval_asking() {
+    let mut state = ready();
+    thread_started(&mut state, PLANCK, Some("Planck"), None);
+    thread_started(&mut state, GOODALL, Some("Goodall"), None);
+    turn(&mut state, MAIN, method::TURN_STARTED, "inProgress");
+    turn(&mut state, PLANCK, method::TURN_STARTED, "inProgress");
+    turn(&mut state, GOODALL, method::TURN_STARTED, "inProgress");
+    turn(&mut state, GOODALL, method::TURN_COMPLETED, "completed");
+    // Watching Planck parks the main thread's view, whose turn was running.
+    run(&mut state, "/agent");
+    press(&mut state, KeyCode::Char('2'));
+    assert_eq!(state.threads.watched.as_deref(), Some(PLANCK));
+    ask(&mut state, 9, PLANCK);
+    assert_eq!(state.approvals.len(), 1);
+
+    state.apply(
+        AppEvent::Server(ServerEvent::Closed {
+            reason: "lost the connection".into(),
+        }),
+        Instant::now(),
+    );
+    assert!(state.approvals.is_empty(), "nobody can answer them now");
+    assert_eq!(status_of(&state, PLANCK), AgentStatus::Unknown);
+    assert_eq!(
+        status_of(&state, GOODALL),
+        AgentStatus::Done,
+        "it had ended"
+    );
+    assert_eq!(
+        status_of(&state, MAIN),
+        AgentStatus::Idle,
+        "the parked turn too"
+    );
+    assert!(state.turn.is_none());
+}
+
+#[test]
+fn alt_arrows_cycle_through_the_threads_and_wrap_around() {
+    let mut state = ready();
+    let alt = |state: &mut AppState, code| {
+        state.on_key(KeyEvent::new(code, KeyModifiers::ALT), Instant::now())
+    };
+    alt(&mut state, KeyCode::Right);
+    assert_eq!(state.threads.watched, None);
+    assert!(
+        matches!(state.history.last(), Some(Cell::Notice { text })
+            if text.starts_with("No sub-agents in this session yet")),
+        "{:?}",
+        state.history
+    );
+    thread_started(&mut state, PLANCK, Some("Planck"), None);
+    thread_started(&mut state, GOODALL, Some("Goodall"), None);
+    alt(&mut state, KeyCode::Right);
+    assert_eq!(state.threads.watched.as_deref(), Some(PLANCK));
+    alt(&mut state, KeyCode::Right);
+    assert_eq!(state.threads.watched.as_deref(), Some(GOODALL));
+    alt(&mut state, KeyCode::Right);
+    assert_eq!(
+        state.threads.watched, None,
+        "past the last: the main thread"
+    );
+    alt(&mut state, KeyCode::Left);
+    assert_eq!(state.threads.watched.as_deref(), Some(GOODALL), "and back");
+    // A plain arrow still moves the cursor in the draft.
+    state.composer.insert_char('a');
+    state.composer.insert_char('b');
+    state.on_key(KeyEvent::from(KeyCode::Left), Instant::now());
+    state.composer.insert_char('X');
+    assert_eq!(state.composer.expanded(), "aXb");
+    assert_eq!(state.threads.watched.as_deref(), Some(GOODALL));
 }

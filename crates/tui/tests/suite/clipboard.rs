@@ -140,7 +140,7 @@ fn x_tools() -> bool {
 }
 
 /// A 3×2 picture, every pixel different.
-fn picture() -> image::RgbaImage {
+pub(super) fn picture() -> image::RgbaImage {
     image::RgbaImage::from_fn(3, 2, |x, y| {
         let (x, y) = (u8::try_from(x).unwrap(), u8::try_from(y).unwrap());
         image::Rgba([x * 100, y * 200, 50 + x * 10 + y, 255])
@@ -148,7 +148,7 @@ fn picture() -> image::RgbaImage {
 }
 
 /// The `input_image` data URLs in a request's input, decoded.
-fn sent_pngs(input: &[serde_json::Value]) -> Vec<Vec<u8>> {
+pub(super) fn sent_pngs(input: &[serde_json::Value]) -> Vec<Vec<u8>> {
     let mut found = Vec::new();
     for item in input {
         for part in item["content"].as_array().into_iter().flatten() {

@@ -146,3 +146,58 @@ fn remote_errors_say_what_failed_and_what_to_do() {
     assert!(!tui.wait_exit());
     tui.wait_text("expected a WebSocket address such as ws://127.0.0.1:4500");
 }
+
+#[test]
+fn an_attached_image_reaches_a_remote_server_inline_with_its_label() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(MockModelServer::start(vec![sse_turn(vec![
+        ev_assistant_message("m1", "I see the remote picture."),
+    ])]));
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    // The server works in one folder, the UI in another that holds the image.
+    let server_dir = tempfile::tempdir().unwrap();
+    let ui_dir = tempfile::tempdir().unwrap();
+    super::clipboard::picture()
+        .save(ui_dir.path().join("pic.png"))
+        .unwrap();
+    let app_server = listen(&home, server_dir.path());
+    let mut tui = PtySession::spawn_with_env(
+        &home,
+        ui_dir.path(),
+        &[
+            "--remote",
+            &app_server.url,
+            "--remote-auth-token-env",
+            "OSPREY_TEST_WS_TOKEN",
+        ],
+        30,
+        100,
+        &[("OSPREY_TEST_WS_TOKEN", TOKEN)],
+    );
+    tui.wait_text("Ask Osprey to do anything");
+    tui.send(b"look at ");
+    tui.send(b"\x1b[200~pic.png\x1b[201~");
+    tui.wait_text("[Image #1]");
+    tui.send(b"\r");
+    tui.wait_text("I see the remote picture.");
+
+    let requests = server.requests();
+    let input = requests[0].input();
+    let pngs = super::clipboard::sent_pngs(input);
+    assert_eq!(pngs.len(), 1, "one image sent: {input:?}");
+    let sent = image::load_from_memory_with_format(&pngs[0], image::ImageFormat::Png)
+        .expect("a valid PNG")
+        .to_rgba8();
+    assert_eq!(sent, super::clipboard::picture(), "the file's pixels");
+    let json = serde_json::to_string(input).unwrap();
+    // Labelled as a path the server reads is, without a path that means nothing there.
+    assert!(json.contains("<image name=[Image #1]>"), "{json}");
+    let image_at = json.find("input_image").unwrap();
+    let text_at = json.find("look at [Image #1]").unwrap();
+    assert!(
+        image_at < text_at,
+        "the image comes before the text: {json}"
+    );
+    tui.send(b"\x03\x03");
+    assert!(tui.wait_exit());
+}
