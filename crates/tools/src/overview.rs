@@ -2,8 +2,9 @@
 //!
 //! Small models do not explore before they act: asked where a setting lives, the embedded
 //! model guessed a file name and read a file that did not exist. Showing the first levels of
-//! the tree up front removes that guess. The walk honours `.gitignore` and skips hidden
-//! entries (`.git` among them), visits names in order, and stops at a fixed count so a huge
+//! the tree up front removes that guess. The walk honours `.gitignore`, skips `.git` but not
+//! other hidden entries (asked to edit `.github/workflows/ci.yml`, the model was told the
+//! directory was empty), visits names in order, and stops at a fixed count so a huge
 //! repository costs no more than a small one.
 
 use std::path::Path;
@@ -16,6 +17,8 @@ pub fn project_overview(root: &Path, max_depth: usize, max_entries: usize) -> (V
         .max_depth(Some(max_depth))
         .sort_by_file_name(|a, b| a.cmp(b))
         .require_git(false)
+        .hidden(false)
+        .filter_entry(|entry| entry.file_name() != ".git")
         .build();
     let mut entries = Vec::new();
     for entry in walker.flatten() {
@@ -43,7 +46,7 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     #[test]
-    fn lists_two_levels_without_hidden_or_ignored_entries() {
+    fn lists_two_levels_with_hidden_entries_but_without_git_or_ignored_ones() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         for path in [
@@ -51,6 +54,7 @@ mod tests {
             "src/app/main.py",
             "README.md",
             ".git/HEAD",
+            ".github/workflows/ci.yml",
             "build/out.o",
         ] {
             let path = root.join(path);
@@ -62,6 +66,9 @@ mod tests {
         assert_eq!(
             entries,
             [
+                ".github/",
+                ".github/workflows/",
+                ".gitignore",
                 "README.md",
                 "deploy/",
                 "deploy/service.toml",
@@ -71,7 +78,7 @@ mod tests {
         );
         assert!(!cut);
         let (entries, cut) = project_overview(root, 2, 2);
-        assert_eq!(entries, ["README.md", "deploy/"]);
+        assert_eq!(entries, [".github/", ".github/workflows/"]);
         assert!(cut);
     }
 }
