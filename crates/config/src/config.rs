@@ -360,6 +360,7 @@ fn resolve_local_model(raw: LocalModelToml) -> Result<LocalModelConfig, String> 
             .unwrap_or(default.constrained_decoding),
         tool_profile: raw.tool_profile.unwrap_or(default.tool_profile),
         loop_guard: raw.loop_guard.unwrap_or(default.loop_guard),
+        repeat_nudge: raw.repeat_nudge.unwrap_or(default.repeat_nudge),
         prefix_cache: raw.prefix_cache.unwrap_or(default.prefix_cache),
         read_before_write: raw.read_before_write.unwrap_or(default.read_before_write),
         protect_named_check: raw

@@ -70,6 +70,7 @@ pub(crate) struct LocalModelToml {
     pub constrained_decoding: Option<bool>,
     pub tool_profile: Option<LocalToolProfile>,
     pub loop_guard: Option<bool>,
+    pub repeat_nudge: Option<bool>,
     pub prefix_cache: Option<bool>,
     pub read_before_write: Option<bool>,
     pub protect_named_check: Option<bool>,

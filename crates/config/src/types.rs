@@ -44,6 +44,8 @@ pub struct LocalModelConfig {
     pub tool_profile: LocalToolProfile,
     /// End the turn when the model repeats a call it already made in the turn.
     pub loop_guard: bool,
+    /// Answer the first repeated call of a turn with its earlier result instead of running it.
+    pub repeat_nudge: bool,
     /// Save and reload the KV state of the fixed prompt prefix under `$OSPREY_HOME/models`.
     pub prefix_cache: bool,
     /// Refuse a write to an existing file not read in the turn, showing the file instead.
@@ -79,6 +81,7 @@ impl Default for LocalModelConfig {
             constrained_decoding: true,
             tool_profile: LocalToolProfile::Local,
             loop_guard: true,
+            repeat_nudge: true,
             prefix_cache: true,
             read_before_write: true,
             protect_named_check: true,

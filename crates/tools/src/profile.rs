@@ -47,6 +47,9 @@ impl ProfileTool {
 pub enum TurnAid {
     /// End the turn when the model repeats an earlier call with nothing written in between.
     LoopGuard,
+    /// Answer the first such repeat with its earlier result instead of running it (before
+    /// the loop guard, which then stops only a second repeat).
+    RepeatNudge,
     /// Ask once for a call when the model ends its turn with the work half done.
     FinishNudge,
     /// Show the working directory's files and the available commands at thread start.
@@ -182,6 +185,7 @@ impl ToolProfile {
             aids: vec![
                 TurnAid::ProtectNamedCheck,
                 TurnAid::ReadBeforeWrite,
+                TurnAid::RepeatNudge,
                 TurnAid::LoopGuard,
                 TurnAid::VerifyNamedCheck,
                 TurnAid::CheckExpectedOutput,

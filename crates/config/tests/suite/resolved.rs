@@ -252,7 +252,7 @@ fn local_model_settings_default_to_every_aid_on() {
          prefix_cache = false\nread_before_write = false\nverify_named_check = false\n\
          answer_from_evidence = false\nrelated_files = false\nwrite_diff = false\n\
          edit_tool = false\ncheck_expected_output = false\n\
-         protect_named_check = false\n",
+         protect_named_check = false\nrepeat_nudge = false\n",
     );
     let loaded = fx.build().unwrap();
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
@@ -265,6 +265,7 @@ fn local_model_settings_default_to_every_aid_on() {
             constrained_decoding: false,
             tool_profile: LocalToolProfile::Standard,
             loop_guard: false,
+            repeat_nudge: false,
             prefix_cache: false,
             read_before_write: false,
             protect_named_check: false,

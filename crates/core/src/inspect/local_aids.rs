@@ -2,7 +2,8 @@
 //! profile asks for them by [`osprey_tools::TurnAid`]:
 //!
 //! - [`LoopGuard`] ends a turn when the model repeats a call it already made with nothing
-//!   changed in between (`[local_model] loop_guard`);
+//!   changed in between (`[local_model] loop_guard`; the repeat nudge in `repeat_nudge.rs`
+//!   answers the first such repeat before the guard sees it);
 //! - [`FinishNudge`] asks for a call when the model ends its turn early — describing a call
 //!   instead of making it, or leaving a file change unchecked — and requires a call in the
 //!   next answer;
@@ -50,10 +51,7 @@ impl TurnInspector for LoopGuard {
 impl LoopGuard {
     /// The name of a call in `calls` that repeats an earlier one; remembers the rest.
     pub(crate) fn repeated(&mut self, calls: &[ToolCall]) -> Option<String> {
-        let keys: Vec<(String, String)> = calls
-            .iter()
-            .map(|c| (c.tool_name.clone(), format!("{:?}", c.payload)))
-            .collect();
+        let keys: Vec<(String, String)> = calls.iter().map(call_key).collect();
         if let Some((name, _)) = keys.iter().find(|k| self.seen.contains(*k)) {
             return Some(name.clone());
         }
@@ -66,6 +64,11 @@ impl LoopGuard {
         self.seen.extend(keys);
         None
     }
+}
+
+/// What makes two calls the same call: the tool and its arguments, as the model sent them.
+pub(crate) fn call_key(call: &ToolCall) -> (String, String) {
+    (call.tool_name.clone(), format!("{:?}", call.payload))
 }
 
 /// Reminds the local model when it ends its turn too early, which a small model often

@@ -16,6 +16,7 @@ mod check_aids;
 mod check_guard;
 mod expected_output;
 mod local_aids;
+mod repeat_nudge;
 mod write_aids;
 
 use osprey_model::Prompt;
@@ -96,6 +97,7 @@ impl TurnInspectors {
             .map(|aid| -> Box<dyn TurnInspector> {
                 match aid {
                     TurnAid::LoopGuard => Box::<local_aids::LoopGuard>::default(),
+                    TurnAid::RepeatNudge => Box::<repeat_nudge::RepeatNudge>::default(),
                     TurnAid::FinishNudge => Box::new(local_aids::FinishNudge::new(start)),
                     TurnAid::ProjectFiles => Box::new(local_aids::ProjectFiles),
                     TurnAid::ReadBeforeWrite => Box::new(write_aids::ReadBeforeWrite::new(start)),
@@ -249,6 +251,11 @@ mod tests {
         assert!(matches!(
             set.before_tool_calls(std::slice::from_ref(&call)),
             CallVerdict::Run
+        ));
+        // The first repeat is answered with its earlier result, the second ends the turn.
+        assert!(matches!(
+            set.before_tool_calls(std::slice::from_ref(&call)),
+            CallVerdict::Answer { .. }
         ));
         assert!(matches!(
             set.before_tool_calls(&[call]),

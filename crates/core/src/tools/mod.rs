@@ -58,6 +58,7 @@ pub fn profile_for(config: &Config) -> ToolProfile {
     let local = &config.local_model;
     [
         (TurnAid::ReadBeforeWrite, local.read_before_write),
+        (TurnAid::RepeatNudge, local.repeat_nudge),
         (TurnAid::ProtectNamedCheck, local.protect_named_check),
         (TurnAid::VerifyNamedCheck, local.verify_named_check),
         (TurnAid::CheckExpectedOutput, local.check_expected_output),
@@ -286,6 +287,7 @@ mod tests {
     fn each_harness_aid_has_its_own_switch() {
         let aids = [
             TurnAid::ReadBeforeWrite,
+            TurnAid::RepeatNudge,
             TurnAid::ProtectNamedCheck,
             TurnAid::VerifyNamedCheck,
             TurnAid::CheckExpectedOutput,
@@ -299,6 +301,7 @@ mod tests {
             let mut config = local_config(osprey_config::LocalToolProfile::Local);
             let switches = [
                 &mut config.local_model.read_before_write,
+                &mut config.local_model.repeat_nudge,
                 &mut config.local_model.protect_named_check,
                 &mut config.local_model.verify_named_check,
                 &mut config.local_model.check_expected_output,

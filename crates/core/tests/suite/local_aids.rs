@@ -142,3 +142,55 @@ async fn an_edit_changes_one_span_through_the_patch_path_and_a_wrong_span_says_w
     );
     server.verify();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repeated_call_gets_its_earlier_result_once_and_a_second_repeat_ends_the_turn() {
+    let repo = temp_git_repo();
+    std::fs::create_dir_all(repo.path().join("deploy")).unwrap();
+    std::fs::write(repo.path().join("deploy/service.toml"), "port = 8731\n").unwrap();
+    let read = |id: &str| {
+        ev_function_call(
+            id,
+            "read_file",
+            &json!({"file_path": "deploy/service.toml"}).to_string(),
+        )
+    };
+    let server = MockModelServer::start(vec![
+        sse_turn(vec![read("call_1")]),
+        sse_turn(vec![read("call_2")]),
+        sse_turn(vec![read("call_3")]),
+    ])
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let mut config = config(&home, repo.path());
+    let mock = config.model_providers["mock"].clone();
+    config.model_provider_id = osprey_config::LOCAL_PROVIDER_ID.to_owned();
+    config.model_provider = config.model_providers[osprey_config::LOCAL_PROVIDER_ID].clone();
+    let manager = manager(&home).with_provider(Arc::new(MockAsLocal(mock)));
+    let thread = manager.start_thread(config).await.expect("thread starts");
+    let events = run_turn(&thread, "Which port does the service use?", Vec::new()).await;
+    let requests = server.requests();
+    assert_eq!(
+        requests.len(),
+        3,
+        "the third call ends the turn, no fourth request"
+    );
+    let first = requests[1].output_for("call_1").unwrap();
+    assert!(first.contains("port = 8731"), "{first}");
+    let nudged = requests[2].output_for("call_2").unwrap();
+    assert!(
+        nudged.starts_with("Not run: you already made this exact call"),
+        "{nudged}"
+    );
+    assert!(
+        nudged.contains("port = 8731"),
+        "the earlier result: {nudged}"
+    );
+    assert!(nudged.contains("Do not repeat the call"), "{nudged}");
+    let stopped = events.iter().any(|event| {
+        matches!(&event.msg, osprey_protocol::EventMsg::Warning { message }
+            if message.contains("repeated an earlier `read_file` call"))
+    });
+    assert!(stopped, "the loop guard ends the turn on the second repeat");
+    server.verify();
+}
