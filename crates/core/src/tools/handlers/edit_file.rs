@@ -13,7 +13,7 @@ use crate::tools::call::{ToolError, ToolOutput};
 use crate::tools::context::{CommandServices, ToolInvocation};
 use crate::tools::registry::ToolHandler;
 use async_trait::async_trait;
-use osprey_tools::{EditFileArgs, ToolSpec, edit_file_spec, replace_span};
+use osprey_tools::{EditFileArgs, SpanEditError, ToolSpec, edit_file_spec, replace_span};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -58,16 +58,64 @@ impl ToolHandler for EditFileHandler {
         };
         let edit = match replace_span(&old, &args.old, &args.new) {
             Ok(edit) => edit,
-            Err(why) => return refuse(format!("{} was not changed: {why}", args.path)),
+            Err(why) => {
+                let hint = match why {
+                    SpanEditError::Ambiguous { .. } => {
+                        rename_hint(&args.path, &args.old, &args.new)
+                    }
+                    _ => None,
+                };
+                return refuse(format!(
+                    "{} was not changed: {why}{}",
+                    args.path,
+                    hint.unwrap_or_default()
+                ));
+            }
         };
         let patch = replace_patch(&args.path, &old, &edit.text);
         run_patch_text(&inv, &self.commands, &patch, &cwd).await
     }
 }
 
+/// When a bare name that occurs several times is to become another name — a rename, which
+/// one span edit cannot do — the command that renames every whole-word use in the file.
+/// Seen: asked to rename a function, the model sent `old: calc_tax` again and again, each
+/// time told to add context.
+fn rename_hint(path: &str, old: &str, new: &str) -> Option<String> {
+    let is_name = |word: &str| {
+        word.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && word.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    let plain_path = !path.is_empty()
+        && !path.starts_with('-')
+        && path
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-".contains(c));
+    (is_name(old) && is_name(new) && plain_path).then(|| {
+        format!(
+            " To rename every use of `{old}` instead, run with shell_command: \
+             sed -i 's/\\b{old}\\b/{new}/g' {path} (and the same for the other files that \
+             use it)."
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bare_name_found_several_times_gets_the_rename_command() {
+        let hint = rename_hint("invoice.py", "calc_tax", "compute_tax").unwrap();
+        assert!(
+            hint.contains(r"sed -i 's/\bcalc_tax\b/compute_tax/g' invoice.py"),
+            "{hint}"
+        );
+        // Not for text that is not a name, nor for a path the shell would split.
+        assert_eq!(rename_hint("invoice.py", "x = 1", "x = 2"), None);
+        assert_eq!(rename_hint("my file.py", "a", "b"), None);
+        assert_eq!(rename_hint("a.py", "calc_tax", "compute tax"), None);
+    }
 
     #[test]
     fn an_edit_becomes_a_patch_that_keeps_the_rest_of_the_file() {
