@@ -19,8 +19,8 @@ provider, with the quality aids switched on one by one through `-c local_model.*
 Aids (`--mode aids`): the default configuration ("all aids"), then each of the local
 profile's harness aids (read before write, verify the named check, answer from evidence,
 related files, write diff, the edit tool, the expected-output check, the named check's
-protection, the repeat nudge) switched off alone ("-edit_tool", …), then all of them off
-together ("none of these").
+protection, the repeat nudge, read-only questions) switched off alone ("-edit_tool", …),
+then all of them off together ("none of these").
 
 Harnesses (`--mode harness`): the same model behind `osprey model serve`, driven by the
 reference Codex CLI and by Osprey's normal (hosted-model) harness, each with its own tools and
@@ -64,7 +64,7 @@ ABLATION = [
 # configuration (everything on), to see what each is worth on the whole set.
 AIDS = ["read_before_write", "verify_named_check", "answer_from_evidence", "related_files",
         "write_diff", "edit_tool", "check_expected_output",
-        "protect_named_check", "repeat_nudge"]
+        "protect_named_check", "repeat_nudge", "question_read_only"]
 AID_ABLATION = ([("all aids", {})] + [(f"-{aid}", {aid: "false"}) for aid in AIDS]
                 + [("none of these", {aid: "false" for aid in AIDS})])
 

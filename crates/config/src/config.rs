@@ -373,6 +373,7 @@ fn resolve_local_model(raw: LocalModelToml) -> Result<LocalModelConfig, String> 
         answer_from_evidence: raw
             .answer_from_evidence
             .unwrap_or(default.answer_from_evidence),
+        question_read_only: raw.question_read_only.unwrap_or(default.question_read_only),
         related_files: raw.related_files.unwrap_or(default.related_files),
         write_diff: raw.write_diff.unwrap_or(default.write_diff),
         edit_tool: raw.edit_tool.unwrap_or(default.edit_tool),

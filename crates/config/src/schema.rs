@@ -77,6 +77,7 @@ pub(crate) struct LocalModelToml {
     pub verify_named_check: Option<bool>,
     pub check_expected_output: Option<bool>,
     pub answer_from_evidence: Option<bool>,
+    pub question_read_only: Option<bool>,
     pub related_files: Option<bool>,
     pub write_diff: Option<bool>,
     pub edit_tool: Option<bool>,

@@ -59,6 +59,8 @@ pub struct LocalModelConfig {
     pub check_expected_output: bool,
     /// Ask once to read the project's files when a question is answered without looking.
     pub answer_from_evidence: bool,
+    /// Refuse the first write of a turn whose request is a question asking for no change.
+    pub question_read_only: bool,
     /// After a write, name the other files that still mention identifiers it removed.
     pub related_files: bool,
     /// Show each write's diff in its result.
@@ -88,6 +90,7 @@ impl Default for LocalModelConfig {
             verify_named_check: true,
             check_expected_output: true,
             answer_from_evidence: true,
+            question_read_only: true,
             related_files: true,
             write_diff: true,
             edit_tool: true,

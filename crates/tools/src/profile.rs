@@ -56,6 +56,8 @@ pub enum TurnAid {
     ProjectFiles,
     /// Refuse a write to an existing file not read in the turn, showing the file instead.
     ReadBeforeWrite,
+    /// Refuse the first write of a turn whose request is a question asking for no change.
+    QuestionReadOnly,
     /// Refuse a write to the check script the request names, pointing to the code it checks.
     ProtectNamedCheck,
     /// Ask once to run the command (or check the output) the request names.
@@ -183,6 +185,7 @@ impl ToolProfile {
             // count (the loop guard would see its retry as a repeat), and a write to the
             // named check is refused as such, not shown as an unread file.
             aids: vec![
+                TurnAid::QuestionReadOnly,
                 TurnAid::ProtectNamedCheck,
                 TurnAid::ReadBeforeWrite,
                 TurnAid::RepeatNudge,

@@ -228,7 +228,7 @@ const QUESTION_WORDS: [&str; 12] = [
 ];
 
 /// True when the request asks a question.
-fn is_question(request: &str) -> bool {
+pub(super) fn is_question(request: &str) -> bool {
     let first = request
         .split_whitespace()
         .next()

@@ -16,6 +16,7 @@ mod check_aids;
 mod check_guard;
 mod expected_output;
 mod local_aids;
+mod question_guard;
 mod repeat_nudge;
 mod write_aids;
 
@@ -98,6 +99,9 @@ impl TurnInspectors {
                 match aid {
                     TurnAid::LoopGuard => Box::<local_aids::LoopGuard>::default(),
                     TurnAid::RepeatNudge => Box::<repeat_nudge::RepeatNudge>::default(),
+                    TurnAid::QuestionReadOnly => {
+                        Box::new(question_guard::QuestionReadOnly::new(start))
+                    }
                     TurnAid::FinishNudge => Box::new(local_aids::FinishNudge::new(start)),
                     TurnAid::ProjectFiles => Box::new(local_aids::ProjectFiles),
                     TurnAid::ReadBeforeWrite => Box::new(write_aids::ReadBeforeWrite::new(start)),

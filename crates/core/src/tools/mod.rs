@@ -63,6 +63,7 @@ pub fn profile_for(config: &Config) -> ToolProfile {
         (TurnAid::VerifyNamedCheck, local.verify_named_check),
         (TurnAid::CheckExpectedOutput, local.check_expected_output),
         (TurnAid::AnswerFromEvidence, local.answer_from_evidence),
+        (TurnAid::QuestionReadOnly, local.question_read_only),
         (TurnAid::RelatedFiles, local.related_files),
         (TurnAid::WriteDiff, local.write_diff),
     ]
@@ -292,6 +293,7 @@ mod tests {
             TurnAid::VerifyNamedCheck,
             TurnAid::CheckExpectedOutput,
             TurnAid::AnswerFromEvidence,
+            TurnAid::QuestionReadOnly,
             TurnAid::RelatedFiles,
             TurnAid::WriteDiff,
         ];
@@ -306,6 +308,7 @@ mod tests {
                 &mut config.local_model.verify_named_check,
                 &mut config.local_model.check_expected_output,
                 &mut config.local_model.answer_from_evidence,
+                &mut config.local_model.question_read_only,
                 &mut config.local_model.related_files,
                 &mut config.local_model.write_diff,
             ];
