@@ -92,10 +92,11 @@ fn rename_hint(path: &str, old: &str, new: &str) -> Option<String> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "/._-".contains(c));
     (is_name(old) && is_name(new) && plain_path).then(|| {
+        // The command stands alone on its line: the model copied a trailing remark into it.
         format!(
-            " To rename every use of `{old}` instead, run with shell_command: \
-             sed -i 's/\\b{old}\\b/{new}/g' {path} (and the same for the other files that \
-             use it)."
+            "\nTo rename every use of `{old}` in this file instead, run this command with \
+             shell_command:\nsed -i 's/\\b{old}\\b/{new}/g' {path}\nThen run it for each \
+             other file that uses `{old}`."
         )
     })
 }
@@ -108,8 +109,9 @@ mod tests {
     fn a_bare_name_found_several_times_gets_the_rename_command() {
         let hint = rename_hint("invoice.py", "calc_tax", "compute_tax").unwrap();
         assert!(
-            hint.contains(r"sed -i 's/\bcalc_tax\b/compute_tax/g' invoice.py"),
-            "{hint}"
+            hint.lines()
+                .any(|line| line == r"sed -i 's/\bcalc_tax\b/compute_tax/g' invoice.py"),
+            "the command alone on its line: {hint}"
         );
         // Not for text that is not a name, nor for a path the shell would split.
         assert_eq!(rename_hint("invoice.py", "x = 1", "x = 2"), None);
