@@ -31,7 +31,7 @@ use tokio::sync::mpsc;
 
 use crate::conversation::{self, ChatMessage, PromptStyle};
 use crate::error::LocalModelError;
-use crate::grammar::{ToolDef, required_call_grammar, tools_grammar};
+use crate::grammar::{ToolDef, only_tool, required_call_grammar, tools_grammar};
 use crate::parse::{UnfinishedCall, parse_output, unfinished_call};
 use crate::prefix_cache;
 use crate::stats::Stats;
@@ -403,10 +403,10 @@ impl Engine<'_> {
         stats.first_token_ms = None;
 
         let mut grammar = if self.options.constrained && !tools.is_empty() {
-            let text = if job.prompt.tool_choice == ToolChoice::Required {
-                required_call_grammar(&tools)
-            } else {
-                tools_grammar(&tools)
+            let text = match job.prompt.tool_choice {
+                ToolChoice::Auto => tools_grammar(&tools),
+                ToolChoice::Required => required_call_grammar(&tools),
+                ToolChoice::Function(name) => required_call_grammar(&only_tool(&tools, name)),
             };
             match LlamaSampler::grammar(self.model, &text, "root") {
                 Ok(g) => Some(g),

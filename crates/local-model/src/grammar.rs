@@ -99,6 +99,17 @@ pub fn required_call_grammar(tools: &[ToolDef]) -> String {
     grammar(tools, true)
 }
 
+/// `tools` cut down to the one called `name`, for a `tool_choice` that names a function; all
+/// of them when none has that name (the answer must still be a valid call).
+pub fn only_tool(tools: &[ToolDef], name: &str) -> Vec<ToolDef> {
+    let named: Vec<ToolDef> = tools.iter().filter(|t| t.name == name).cloned().collect();
+    if named.is_empty() {
+        tools.to_vec()
+    } else {
+        named
+    }
+}
+
 fn grammar(tools: &[ToolDef], require_call: bool) -> String {
     let mut rules = String::new();
     let mut calls = Vec::new();
@@ -409,6 +420,21 @@ mod tests {
             ["path", "content"]
         );
         assert!(opt.is_empty());
+    }
+
+    #[test]
+    fn a_named_tool_choice_keeps_only_that_tool_in_the_grammar() {
+        let shell_only = required_call_grammar(&only_tool(&tools(), "shell"));
+        assert!(
+            shell_only.contains(r#"\"name\": \"shell\""#),
+            "{shell_only}"
+        );
+        assert!(!shell_only.contains("write_file"), "{shell_only}");
+        assert_eq!(
+            only_tool(&tools(), "no_such_tool"),
+            tools(),
+            "an unknown name keeps all"
+        );
     }
 
     #[test]

@@ -42,7 +42,7 @@ struct RequestBody<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    tool_choice: Option<&'static str>,
+    tool_choice: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     parallel_tool_calls: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -76,7 +76,7 @@ pub(crate) fn request_body(prompt: &Prompt) -> Result<Vec<u8>, serde_json::Error
             include_usage: true,
         },
         tools,
-        tool_choice: has_tools.then_some(prompt.tool_choice.as_str()),
+        tool_choice: has_tools.then(|| prompt.tool_choice.chat_value()),
         parallel_tool_calls: has_tools.then_some(prompt.parallel_tool_calls),
         response_format: prompt.output_schema.as_ref().map(|schema| {
             json!({

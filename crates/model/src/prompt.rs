@@ -44,15 +44,39 @@ pub enum ToolChoice {
     Auto,
     /// The answer must contain a tool call (`"required"`).
     Required,
+    /// The answer must be a call of this function tool.
+    Function(&'static str),
 }
 
 impl ToolChoice {
-    /// The wire spelling, the same in the Responses and Chat Completions APIs.
-    pub fn as_str(self) -> &'static str {
+    /// The Responses API's spelling.
+    pub fn responses_value(self) -> serde_json::Value {
+        match self {
+            Self::Function(name) => serde_json::json!({"type": "function", "name": name}),
+            other => serde_json::Value::from(other.keyword()),
+        }
+    }
+
+    /// The Chat Completions API's spelling.
+    pub fn chat_value(self) -> serde_json::Value {
+        match self {
+            Self::Function(name) => {
+                serde_json::json!({"type": "function", "function": {"name": name}})
+            }
+            other => serde_json::Value::from(other.keyword()),
+        }
+    }
+
+    fn keyword(self) -> &'static str {
         match self {
             Self::Auto => "auto",
-            Self::Required => "required",
+            Self::Required | Self::Function(_) => "required",
         }
+    }
+
+    /// Whether the answer must be a call.
+    pub fn requires_call(self) -> bool {
+        !matches!(self, Self::Auto)
     }
 }
 

@@ -25,7 +25,7 @@ struct RequestBody<'a> {
     stream: bool,
     input: &'a [ResponseItem],
     tools: &'a [Value],
-    tool_choice: &'static str,
+    tool_choice: Value,
     parallel_tool_calls: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning: Option<Reasoning>,
@@ -71,7 +71,7 @@ pub(crate) fn request_body(prompt: &Prompt) -> Result<Vec<u8>, serde_json::Error
         stream: true,
         input: &prompt.input,
         tools: &prompt.tools,
-        tool_choice: prompt.tool_choice.as_str(),
+        tool_choice: prompt.tool_choice.responses_value(),
         parallel_tool_calls: prompt.parallel_tool_calls,
         reasoning,
         store: false,
