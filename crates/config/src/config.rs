@@ -376,6 +376,10 @@ fn resolve_local_model(raw: LocalModelToml) -> Result<LocalModelConfig, String> 
         question_read_only: raw.question_read_only.unwrap_or(default.question_read_only),
         related_files: raw.related_files.unwrap_or(default.related_files),
         write_diff: raw.write_diff.unwrap_or(default.write_diff),
+        hide_call_narration: raw
+            .hide_call_narration
+            .unwrap_or(default.hide_call_narration),
+        question_focus: raw.question_focus.unwrap_or(default.question_focus),
         edit_tool: raw.edit_tool.unwrap_or(default.edit_tool),
     })
 }

@@ -65,6 +65,11 @@ pub struct LocalModelConfig {
     pub related_files: bool,
     /// Show each write's diff in its result.
     pub write_diff: bool,
+    /// Leave the text the model wrote beside its earlier calls out of each request.
+    pub hide_call_narration: bool,
+    /// In a question turn, restate the question under each result and ask once for a
+    /// command when a count or sum was answered without one.
+    pub question_focus: bool,
     /// Offer `edit_file {path, old, new}`, the exact-span edit, beside `write_file`.
     pub edit_tool: bool,
 }
@@ -93,6 +98,8 @@ impl Default for LocalModelConfig {
             question_read_only: true,
             related_files: true,
             write_diff: true,
+            hide_call_narration: true,
+            question_focus: true,
             edit_tool: true,
         }
     }

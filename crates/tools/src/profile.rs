@@ -71,6 +71,11 @@ pub enum TurnAid {
     RelatedFiles,
     /// Show each write's diff in its result.
     WriteDiff,
+    /// Leave the text the model wrote beside its earlier calls out of each request.
+    HideCallNarration,
+    /// In a question turn, restate the question under each result, and ask once for a
+    /// command when a count or sum was answered without one.
+    QuestionFocus,
 }
 
 /// The shell tool a standard profile offers.
@@ -194,8 +199,10 @@ impl ToolProfile {
                 TurnAid::CheckExpectedOutput,
                 TurnAid::FinishNudge,
                 TurnAid::AnswerFromEvidence,
+                TurnAid::QuestionFocus,
                 TurnAid::RelatedFiles,
                 TurnAid::WriteDiff,
+                TurnAid::HideCallNarration,
                 TurnAid::ProjectFiles,
             ],
         }

@@ -160,7 +160,7 @@ fn value_at(rest: &str) -> Option<Expected> {
 }
 
 /// What a shell call's result says the command printed, and whether it exited non-zero.
-fn printed(result: &str) -> (String, bool) {
+pub(super) fn printed(result: &str) -> (String, bool) {
     let failed = result.lines().any(|line| {
         line.strip_prefix("Process exited with code ")
             .or_else(|| line.strip_prefix("Exit code: "))

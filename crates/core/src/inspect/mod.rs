@@ -12,10 +12,12 @@
 //! 5. [`TurnInspector::before_finish`] — when the model answered without calls and the turn
 //!    would end (may record a reminder and go on).
 
+mod call_narration;
 mod check_aids;
 mod check_guard;
 mod expected_output;
 mod local_aids;
+mod question_focus;
 mod question_guard;
 mod repeat_nudge;
 mod write_aids;
@@ -117,6 +119,8 @@ impl TurnInspectors {
                     }
                     TurnAid::RelatedFiles => Box::new(write_aids::RelatedFiles::new(start)),
                     TurnAid::WriteDiff => Box::new(write_aids::WriteDiff::new(start)),
+                    TurnAid::HideCallNarration => Box::new(call_narration::HideCallNarration),
+                    TurnAid::QuestionFocus => Box::new(question_focus::QuestionFocus::new(start)),
                 }
             })
             .collect();

@@ -89,7 +89,7 @@ impl TurnInspector for QuestionReadOnly {
 }
 
 /// True when a word of `request` asks for a change to files.
-fn asks_for_change(request: &str) -> bool {
+pub(super) fn asks_for_change(request: &str) -> bool {
     request
         .split(|c: char| !c.is_alphanumeric())
         .any(|word| CHANGE_WORDS.contains(&word.to_lowercase().as_str()))

@@ -66,6 +66,8 @@ pub fn profile_for(config: &Config) -> ToolProfile {
         (TurnAid::QuestionReadOnly, local.question_read_only),
         (TurnAid::RelatedFiles, local.related_files),
         (TurnAid::WriteDiff, local.write_diff),
+        (TurnAid::HideCallNarration, local.hide_call_narration),
+        (TurnAid::QuestionFocus, local.question_focus),
     ]
     .into_iter()
     .filter(|(_, on)| !on)
@@ -296,6 +298,8 @@ mod tests {
             TurnAid::QuestionReadOnly,
             TurnAid::RelatedFiles,
             TurnAid::WriteDiff,
+            TurnAid::HideCallNarration,
+            TurnAid::QuestionFocus,
         ];
         let all = profile_for(&local_config(osprey_config::LocalToolProfile::Local));
         assert!(aids.iter().all(|aid| all.has_aid(*aid)), "on by default");
@@ -311,6 +315,8 @@ mod tests {
                 &mut config.local_model.question_read_only,
                 &mut config.local_model.related_files,
                 &mut config.local_model.write_diff,
+                &mut config.local_model.hide_call_narration,
+                &mut config.local_model.question_focus,
             ];
             *switches.into_iter().nth(i).unwrap() = false;
             let profile = profile_for(&config);

@@ -117,3 +117,17 @@ pub fn approval_count(events: &[Event]) -> usize {
         .filter(|e| matches!(e.msg, EventMsg::ApprovalRequested(_)))
         .count()
 }
+
+/// Every session file under `dir`, concatenated.
+pub fn rollout_text(dir: &std::path::Path) -> String {
+    let mut text = String::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            text.push_str(&rollout_text(&path));
+        } else if path.extension().is_some_and(|e| e == "jsonl") {
+            text.push_str(&std::fs::read_to_string(&path).unwrap());
+        }
+    }
+    text
+}

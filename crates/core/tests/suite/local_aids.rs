@@ -194,3 +194,94 @@ async fn a_repeated_call_gets_its_earlier_result_once_and_a_second_repeat_ends_t
     assert!(stopped, "the loop guard ends the turn on the second repeat");
     server.verify();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_count_read_by_eye_is_sent_back_to_the_shell_and_call_narration_is_left_out() {
+    let repo = temp_git_repo();
+    std::fs::write(
+        repo.path().join("sales.csv"),
+        "region,amount\nnorth,1\nsouth,2\nnorth,3\n",
+    )
+    .unwrap();
+    let announce = "I need to read sales.csv. Here's how I can do it:";
+    let server = MockModelServer::start(vec![
+        sse_turn(vec![
+            ev_assistant_message("m1", announce),
+            ev_function_call(
+                "call_read",
+                "read_file",
+                &json!({"file_path": "sales.csv"}).to_string(),
+            ),
+        ]),
+        sse_turn(vec![ev_assistant_message("m2", "3")]),
+        sse_turn(vec![ev_function_call(
+            "call_grep",
+            "shell_command",
+            &json!({"command": "grep -c north sales.csv"}).to_string(),
+        )]),
+        sse_turn(vec![ev_assistant_message("m3", "2")]),
+    ])
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    let mut config = config(&home, repo.path());
+    let mock = config.model_providers["mock"].clone();
+    config.model_provider_id = osprey_config::LOCAL_PROVIDER_ID.to_owned();
+    config.model_provider = config.model_providers[osprey_config::LOCAL_PROVIDER_ID].clone();
+    let manager = manager(&home).with_provider(Arc::new(MockAsLocal(mock)));
+    let thread = manager.start_thread(config).await.expect("thread starts");
+    let question = "How many rows of sales.csv have the region north?";
+    let _events = run_turn(&thread, question, Vec::new()).await;
+    let requests = server.requests();
+    assert_eq!(
+        requests.len(),
+        4,
+        "read, answer by eye, reminder → grep, answer"
+    );
+
+    let read = requests[1].output_for("call_read").unwrap();
+    assert!(read.contains("north,3"), "{read}");
+    assert!(
+        read.contains(&format!("The question to answer: {question}")),
+        "{read}"
+    );
+    assert!(read.contains("Do not count or add up by eye"), "{read}");
+    let narrated = |request: &CapturedRequest| request.body.to_string().contains("Here's how");
+    assert!(
+        !requests[1..].iter().any(narrated),
+        "the announcement is left out of every later request"
+    );
+
+    assert_eq!(requests[1].body["tool_choice"], json!("auto"));
+    assert!(
+        requests[2]
+            .user_texts()
+            .iter()
+            .any(|text| text.contains("That figure was not computed")),
+        "{:?}",
+        requests[2].user_texts()
+    );
+    assert_eq!(
+        requests[2].body["tool_choice"],
+        json!({"type": "function", "name": "shell_command"}),
+        "the reminder's answer must be a shell call"
+    );
+    let grep = requests[3].output_for("call_grep").unwrap();
+    assert!(
+        grep.contains("If the result above shows the answer"),
+        "{grep}"
+    );
+    assert_eq!(requests[3].body["tool_choice"], json!("auto"));
+    server.verify();
+
+    thread.submit(osprey_protocol::Op::Shutdown).await.unwrap();
+    while let Some(event) = thread.next_event().await {
+        if matches!(event.msg, osprey_protocol::EventMsg::ShutdownComplete) {
+            break;
+        }
+    }
+    let rollout = rollout_text(&home.path().join("sessions"));
+    assert!(
+        rollout.contains(announce),
+        "the session file keeps the narration"
+    );
+}

@@ -231,20 +231,6 @@ async fn an_unshared_shell_command_stays_out_of_the_model_history() {
     server.verify();
 }
 
-/// Every session file under `dir`, concatenated.
-fn rollout_text(dir: &std::path::Path) -> String {
-    let mut text = String::new();
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            text.push_str(&rollout_text(&path));
-        } else if path.extension().is_some_and(|e| e == "jsonl") {
-            text.push_str(&std::fs::read_to_string(&path).unwrap());
-        }
-    }
-    text
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn interrupting_a_user_shell_command_kills_it() {
     let server = MockModelServer::start(vec![]).await;
