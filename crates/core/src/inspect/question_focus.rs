@@ -8,6 +8,11 @@
 //! it answered 8731 at once. Asked how many rows of sales.csv have the region north, it read
 //! the 21 rows and answered 3 (there are 7): a 1.5B model cannot count by eye, but it writes
 //! `grep -c north sales.csv` readily when the shell tool is the only call it may make.
+//! Asked in which file `parse_header` is defined, it read app.py, whose first line imports
+//! it, and answered app.py: where a name is defined is found by searching for its definition.
+//! Given the search, it ran it, saw `./net/http.py:1:def parse_header(line):` and still
+//! answered app.py; the result now ends with the file the search names, and an answer that
+//! names another file is sent back once.
 
 use osprey_model::{Prompt, ToolChoice};
 use osprey_protocol::{FunctionCallOutputPayload, ResponseItem};
@@ -34,17 +39,44 @@ const FIGURE_PHRASES: [&str; 8] = [
     "number of",
 ];
 
-/// Keeps a question in view, and asks for a command when it needs a computed figure.
+/// Words that ask where a name is defined.
+const DEFINITION_WORDS: [&str; 4] = ["defined", "declared", "implemented", "definition"];
+
+/// Keywords that open a definition, in the languages a small project is likely to use.
+const DEFINITION_KEYWORDS: [&str; 9] = [
+    "def", "class", "function", "fn", "func", "struct", "const", "let", "var",
+];
+
+/// Words a code name follows in a request ("the function parse_header").
+const KIND_WORDS: [&str; 8] = [
+    "function", "class", "method", "struct", "type", "variable", "constant", "module",
+];
+
+/// What the answer to a question has to come from, besides reading.
+#[derive(Debug, PartialEq)]
+enum Need {
+    /// Reading the right file is enough.
+    Reading,
+    /// A figure worked out from data: a command must compute it.
+    Figure,
+    /// Where the named identifier is defined: a search for its definition.
+    Definition(String),
+}
+
+/// Keeps a question in view, and asks for a command when reading alone cannot answer it.
 pub(crate) struct QuestionFocus {
     /// The request, when it is a question asking for no change.
     question: Option<String>,
-    /// Whether the question asks for a figure worked out from data.
-    wants_figure: bool,
+    need: Need,
     /// Shell calls of the batch now running, by call id.
     shell_calls: Vec<String>,
     /// Whether a command exited 0 in this turn.
     computed: bool,
+    /// Files a command's output shows defining the name a definition question asks about.
+    defined_in: Vec<String>,
     asked: bool,
+    /// Whether an answer naming none of `defined_in` was sent back.
+    corrected: bool,
     require_call: bool,
 }
 
@@ -53,10 +85,20 @@ impl QuestionFocus {
         let applies = is_question(start.request) && !asks_for_change(start.request);
         Self {
             question: applies.then(|| start.request.chars().take(QUESTION_CHARS).collect()),
-            wants_figure: applies && wants_figure(start.request),
+            need: if !applies {
+                Need::Reading
+            } else if wants_figure(start.request) {
+                Need::Figure
+            } else if let Some(name) = defined_name(start.request) {
+                Need::Definition(name)
+            } else {
+                Need::Reading
+            },
             shell_calls: Vec::new(),
             computed: false,
+            defined_in: Vec::new(),
             asked: false,
+            corrected: false,
             require_call: false,
         }
     }
@@ -85,9 +127,16 @@ impl TurnInspector for QuestionFocus {
             if let ResponseItem::FunctionCallOutput { call_id, output } = item
                 && self.shell_calls.contains(call_id)
             {
-                let (_, failed) = printed(&output.text());
+                let (text, failed) = printed(&output.text());
                 failed_command |= failed;
                 self.computed |= !failed;
+                if let (Need::Definition(name), false) = (&self.need, failed) {
+                    for file in definition_files(&text, name) {
+                        if !self.defined_in.contains(&file) {
+                            self.defined_in.push(file);
+                        }
+                    }
+                }
             }
         }
         let Some(question) = &self.question else {
@@ -104,27 +153,162 @@ impl TurnInspector for QuestionFocus {
             .find(|item| matches!(item, ResponseItem::FunctionCallOutput { .. }));
         if let Some(ResponseItem::FunctionCallOutput { output, .. }) = last {
             let mut text = format!("{}\n\nThe question to answer: {question}\n", output.text());
-            text.push_str(if self.wants_figure && !self.computed {
-                "Do not count or add up by eye: run a command that computes the figure \
-                 (grep -c, wc -l, or python3 -c) and answer from its output."
-            } else {
-                "If the result above shows the answer, reply with it."
-            });
+            text.push_str(&self.hint());
             *output = FunctionCallOutputPayload::from(text);
         }
     }
 
-    fn before_finish(&mut self, _answer: Option<&str>) -> Option<ResponseItem> {
-        if !self.wants_figure || self.computed || self.asked {
+    fn before_finish(&mut self, answer: Option<&str>) -> Option<ResponseItem> {
+        if let Some(note) = self.answer_contradicts_search(answer.unwrap_or_default()) {
+            return Some(ResponseItem::user_text(note));
+        }
+        if self.need == Need::Reading || self.computed || self.asked {
             return None;
         }
         self.asked = true;
         self.require_call = true;
-        Some(ResponseItem::user_text(
-            "That figure was not computed. Run a command that works it out from the file \
-             (grep -c, wc -l, or python3 -c), then answer with the number it prints.",
+        Some(ResponseItem::user_text(match &self.need {
+            Need::Definition(name) => format!(
+                "You have not searched for the definition of `{name}`. Run {}, then answer \
+                 with the file it names.",
+                definition_search(name)
+            ),
+            _ => "That figure was not computed. Run a command that works it out from the file \
+                  (grep -c, wc -l, or python3 -c), then answer with the number it prints."
+                .to_string(),
+        }))
+    }
+}
+
+impl QuestionFocus {
+    /// The line that follows the restated question.
+    fn hint(&self) -> String {
+        match &self.need {
+            Need::Definition(name) if !self.defined_in.is_empty() => format!(
+                "The search output above shows `{name}` defined in {}. Reply with that path.",
+                self.defined_files()
+            ),
+            Need::Figure if !self.computed => "Do not count or add up by eye: run a command \
+                that computes the figure (grep -c, wc -l, or python3 -c) and answer from its \
+                output."
+                .to_string(),
+            Need::Definition(name) if !self.computed => format!(
+                "A file that imports or uses `{name}` is not where it is defined. Find the \
+                 line that defines it with {} and answer with the file it names.",
+                definition_search(name)
+            ),
+            _ => "If the result above shows the answer, reply with it.".to_string(),
+        }
+    }
+
+    /// Once: the answer to a definition question names none of the files the search showed.
+    fn answer_contradicts_search(&mut self, answer: &str) -> Option<String> {
+        let Need::Definition(name) = &self.need else {
+            return None;
+        };
+        if self.corrected
+            || self.defined_in.is_empty()
+            || self
+                .defined_in
+                .iter()
+                .any(|file| answer.contains(file.as_str()))
+        {
+            return None;
+        }
+        self.corrected = true;
+        Some(format!(
+            "Your answer does not name the file the search showed `{name}` defined in: {}. \
+             Reply with that path.",
+            self.defined_files()
         ))
     }
+
+    fn defined_files(&self) -> String {
+        let quoted: Vec<String> = self.defined_in.iter().map(|f| format!("`{f}`")).collect();
+        quoted.join(", ")
+    }
+}
+
+/// The files `grep -n`-style output (`path:line:text`) shows defining `name`: lines where
+/// the name follows a definition keyword.
+fn definition_files(output: &str, name: &str) -> Vec<String> {
+    let mut files = Vec::new();
+    for line in output.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(path), Some(number), Some(code)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let numbered = !number.is_empty() && number.chars().all(|c| c.is_ascii_digit());
+        let words: Vec<&str> = code
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty())
+            .collect();
+        let defines = words
+            .windows(2)
+            .any(|pair| DEFINITION_KEYWORDS.contains(&pair[0]) && pair[1] == name);
+        let file = path.strip_prefix("./").unwrap_or(path).to_string();
+        if numbered && defines && !file.is_empty() && !files.contains(&file) {
+            files.push(file);
+        }
+    }
+    files
+}
+
+/// A command that prints the lines defining `name`, in most languages.
+///
+/// Whole-word matching (`-w`) rather than `\b`: the model writes the command into a
+/// JSON string, where `\b` decodes to a backspace and the search finds nothing
+/// (2026-12-05, where: grep exited 1 on a file that defines the function).
+fn definition_search(name: &str) -> String {
+    format!(
+        "`grep -rnwE '({}) {name}' .`",
+        DEFINITION_KEYWORDS.join("|")
+    )
+}
+
+/// The code name a question asks the definition of, if it asks for one.
+fn defined_name(request: &str) -> Option<String> {
+    let words: Vec<&str> = request
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let lower: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
+    if !lower.iter().any(|w| DEFINITION_WORDS.contains(&w.as_str())) {
+        return None;
+    }
+    let quoted = request
+        .split('`')
+        .nth(1)
+        .filter(|_| request.matches('`').count() >= 2);
+    if let Some(span) = quoted.filter(|span| is_identifier(span)) {
+        return Some(span.to_string());
+    }
+    let after_kind = lower
+        .iter()
+        .position(|w| KIND_WORDS.contains(&w.as_str()))
+        .and_then(|i| words.get(i + 1))
+        .filter(|w| is_identifier(w) && !DEFINITION_WORDS.contains(&w.to_lowercase().as_str()));
+    after_kind
+        .or_else(|| words.iter().find(|w| looks_like_code(w)))
+        .map(|w| w.to_string())
+}
+
+/// Letters, digits and `_`, not starting with a digit.
+fn is_identifier(text: &str) -> bool {
+    text.chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
+        && text.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// A word no prose has: `snake_case` or `camelCase`.
+fn looks_like_code(word: &str) -> bool {
+    let camel = word
+        .chars()
+        .zip(word.chars().skip(1))
+        .any(|(a, b)| a.is_lowercase() && b.is_uppercase());
+    is_identifier(word) && word.len() >= 3 && (word.contains('_') || camel)
 }
 
 /// True when `request` asks for a count, sum or average.
@@ -260,6 +444,99 @@ mod tests {
             focus.before_finish(Some("1234")).is_some(),
             "a failed command computed nothing"
         );
+    }
+
+    #[test]
+    fn a_definition_question_is_pointed_to_a_search_until_one_succeeds() {
+        let mut focus = QuestionFocus::new(&start(
+            "In which file is the function parse_header defined? Reply with the file's path.",
+        ));
+        focus.before_tool_calls(&[call("read_file")]);
+        let mut outputs = result("L1: from net.http import parse_header");
+        focus.after_tool_outputs(&mut outputs);
+        let shown = text(&outputs);
+        assert!(shown.contains("is not where it is defined"), "{shown}");
+        assert!(shown.contains(
+            "grep -rnwE '(def|class|function|fn|func|struct|const|let|var) parse_header' ."
+        ));
+        let reminder = focus
+            .before_finish(Some("app.py"))
+            .expect("asked to search");
+        assert!(
+            reminder
+                .message_text()
+                .unwrap()
+                .contains("definition of `parse_header`")
+        );
+        let mut prompt = Prompt::default();
+        focus.before_request(&mut prompt);
+        assert_eq!(prompt.tool_choice, ToolChoice::Function(SHELL_COMMAND));
+        focus.before_tool_calls(&[call(SHELL_COMMAND)]);
+        let mut outputs = shell_result(0, "./net/http.py:1:def parse_header(line):");
+        focus.after_tool_outputs(&mut outputs);
+        assert!(
+            text(&outputs).ends_with(
+                "The search output above shows `parse_header` defined in `net/http.py`. \
+                 Reply with that path."
+            ),
+            "{}",
+            text(&outputs)
+        );
+        let sent_back = focus
+            .before_finish(Some("app.py"))
+            .expect("an answer naming another file is sent back");
+        assert!(sent_back.message_text().unwrap().contains("`net/http.py`"));
+        assert!(focus.before_finish(Some("app.py")).is_none(), "once only");
+    }
+
+    #[test]
+    fn an_answer_naming_the_searched_file_ends_the_turn() {
+        let mut focus = QuestionFocus::new(&start("Where is the class Config defined?"));
+        focus.before_tool_calls(&[call(SHELL_COMMAND)]);
+        let mut outputs = shell_result(
+            0,
+            "./app.py:3:from settings import Config\n./settings.py:10:class Config:",
+        );
+        focus.after_tool_outputs(&mut outputs);
+        assert_eq!(focus.defined_in, vec!["settings.py".to_string()]);
+        assert!(focus.before_finish(Some("It is in settings.py.")).is_none());
+    }
+
+    #[test]
+    fn only_numbered_lines_with_a_definition_keyword_name_a_file() {
+        let output = "src/a.js:4:const parseHeader = (l) => l;\n\
+                      src/b.js:9:  parseHeader(x);\n\
+                      notes: def parseHeader is elsewhere\n\
+                      src/c.rs:2:pub fn parseHeaderX() {}";
+        assert_eq!(definition_files(output, "parseHeader"), vec!["src/a.js"]);
+    }
+
+    #[test]
+    fn the_defined_name_is_found_in_the_words_of_the_question() {
+        assert_eq!(
+            defined_name("Where is the class Config defined?").as_deref(),
+            Some("Config")
+        );
+        assert_eq!(
+            defined_name("Which file has the definition of `load`?").as_deref(),
+            Some("load")
+        );
+        assert_eq!(
+            defined_name("Where is parseHeader implemented?").as_deref(),
+            Some("parseHeader")
+        );
+        assert_eq!(
+            defined_name("Where is parse_header used?"),
+            None,
+            "not a definition"
+        );
+        assert_eq!(
+            defined_name("Where is the logging defined?"),
+            None,
+            "no code name"
+        );
+        let plain = QuestionFocus::new(&start("Where is the logging defined?"));
+        assert_eq!(plain.need, Need::Reading);
     }
 
     #[test]
