@@ -26,13 +26,15 @@ Harnesses (`--mode harness`): the same model behind `osprey model serve`, driven
 reference Codex CLI and by Osprey's normal (hosted-model) harness, each with its own tools and
 instructions, so the two harnesses are compared on the same model.
 
-Sampling is greedy, so a configuration mostly gives the same answers on every run; a run that is
-still going after --timeout seconds counts as a failure. Prints one JSON line per run and a
-table at the end.
+Sampling is greedy, yet a configuration does not give the same answers on every run: the
+batch split of a long prompt changes near-ties between tokens, and one pass of the set moves by
+about two tasks from run to run (2026-12-05). --repeat N runs the set N times per configuration;
+the table then shows per task how many of the N runs solved it. A run that is still going after
+--timeout seconds counts as a failure. Prints one JSON line per run and a table at the end.
 
 Usage: bench/local_tasks.py OSPREY_BIN [--mode ablation|aids|harness] [--codex CODEX_BIN]
                             [--tasks hello,add,...] [--configs NAME,...]
-                            [--timeout SECONDS]
+                            [--timeout SECONDS] [--repeat N]
 Needs OSPREY_LOCAL_MODEL (the verified GGUF; scripts/install-test-deps.sh prints it).
 """
 
@@ -108,7 +110,7 @@ def parse_events(out):
     return events
 
 
-def attempt(label, task, argv_for, env, timeout):
+def attempt(label, task, argv_for, env, timeout, run_no=1):
     files, prompt, check = TASKS[task]
     cwd = make_repo(files)
     code, out, err, wall = run(argv_for(prompt), env, cwd, timeout)
@@ -126,8 +128,8 @@ def attempt(label, task, argv_for, env, timeout):
     calls = sum(1 for e in events if e.get("type") == "item.completed"
                 and e.get("item", {}).get("type") in ("command_execution", "file_change",
                                                       "mcp_tool_call"))
-    result = {"config": label, "task": task, "ok": ok, "why": why, "wall_s": round(wall, 1),
-              "tool_items": calls, "dir": cwd}  # the run's events: <dir>.events.jsonl
+    result = {"config": label, "run": run_no, "task": task, "ok": ok, "why": why,
+              "wall_s": round(wall, 1), "tool_items": calls, "dir": cwd}  # the run's events: <dir>.events.jsonl
     print(json.dumps(result), flush=True)
     return result
 
@@ -152,7 +154,7 @@ def base_env(home):
             "OSPREY_MODEL_CACHE": os.path.dirname(os.path.abspath(model))}
 
 
-def ablation(osprey, tasks, configs, timeout, rows=ABLATION):
+def ablation(osprey, tasks, configs, timeout, repeat, rows=ABLATION):
     results = []
     for label, switches in rows:
         if configs and label not in configs:
@@ -167,8 +169,9 @@ def ablation(osprey, tasks, configs, timeout, rows=ABLATION):
             return [osprey, "exec", "--json", "--ephemeral", "-s", "workspace-write",
                     "-c", 'model_provider="local"', *overrides, prompt]
 
-        for task in tasks:
-            results.append(attempt(label, task, argv_for, env, timeout))
+        for run_no in range(1, repeat + 1):
+            for task in tasks:
+                results.append(attempt(label, task, argv_for, env, timeout, run_no))
     return results
 
 
@@ -213,7 +216,7 @@ stream_idle_timeout_ms = 900000
 '''
 
 
-def harness(osprey, codex, tasks, configs, timeout):
+def harness(osprey, codex, tasks, configs, timeout, repeat):
     home = bench_home("local-bench-serve-")
     env = base_env(home)
     # `model serve` needs the model installed in its home; `exec` would fetch it first.
@@ -237,15 +240,18 @@ def harness(osprey, codex, tasks, configs, timeout):
         for label, argv_for in runners:
             if configs and label not in configs:
                 continue
-            for task in tasks:
-                results.append(attempt(label, task, argv_for, env, timeout))
+            for run_no in range(1, repeat + 1):
+                for task in tasks:
+                    results.append(attempt(label, task, argv_for, env, timeout, run_no))
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait()
     return results
 
 
-def table(results, tasks):
+def table(results, tasks, repeat):
+    """One row per configuration: per task yes/no (one run) or solved/runs, then the tasks
+    solved per run (mean over runs) and the wall time of one pass (mean)."""
     labels = []
     for r in results:
         if r["config"] not in labels:
@@ -254,12 +260,23 @@ def table(results, tasks):
     print(f"{'configuration':22} " + " ".join(f"{t:>6}" for t in tasks)
           + f" {'solved':>7} {'wall s':>8}")
     for label in labels:
-        rows = {r["task"]: r for r in results if r["config"] == label}
-        cells = " ".join(f"{('yes' if rows[t]['ok'] else 'no') if t in rows else '-':>6}"
-                         for t in tasks)
-        solved = sum(1 for r in rows.values() if r["ok"])
-        wall = sum(r["wall_s"] for r in rows.values())
-        print(f"{label:22} {cells} {solved:>4}/{len(rows):<2} {wall:>8.0f}")
+        mine = [r for r in results if r["config"] == label]
+
+        def cell(task):
+            runs = [r for r in mine if r["task"] == task]
+            if not runs:
+                return "-"
+            solved = sum(1 for r in runs if r["ok"])
+            if repeat == 1:
+                return "yes" if solved else "no"
+            return f"{solved}/{len(runs)}"
+
+        cells = " ".join(f"{cell(t):>6}" for t in tasks)
+        runs = max(1, len({r.get("run", 1) for r in mine}))
+        solved = sum(1 for r in mine if r["ok"]) / runs
+        wall = sum(r["wall_s"] for r in mine) / runs
+        done = len({r["task"] for r in mine})
+        print(f"{label:22} {cells} {solved:>4.3g}/{done:<2} {wall:>8.0f}")
 
 
 def main():
@@ -278,17 +295,20 @@ def main():
     tasks = option("--tasks", ",".join(TASKS)).split(",")
     configs = [c for c in option("--configs", "").split(",") if c]
     timeout = float(option("--timeout", "300"))
+    repeat = option("--repeat", "1")
     if len(args) != 1 or mode not in ("ablation", "aids", "harness") \
-            or any(t not in TASKS for t in tasks):
+            or any(t not in TASKS for t in tasks) or not repeat.isdigit() or int(repeat) < 1:
         raise SystemExit(__doc__)
     osprey = os.path.abspath(args[0])
+    repeat = int(repeat)
     if mode == "ablation":
-        results = ablation(osprey, tasks, configs, timeout)
+        results = ablation(osprey, tasks, configs, timeout, repeat)
     elif mode == "aids":
-        results = ablation(osprey, tasks, configs, timeout, AID_ABLATION)
+        results = ablation(osprey, tasks, configs, timeout, repeat, AID_ABLATION)
     else:
-        results = harness(osprey, codex and os.path.abspath(codex), tasks, configs, timeout)
-    table(results, tasks)
+        results = harness(osprey, codex and os.path.abspath(codex), tasks, configs, timeout,
+                          repeat)
+    table(results, tasks, repeat)
 
 
 if __name__ == "__main__":

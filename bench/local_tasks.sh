@@ -2,15 +2,15 @@
 # The embedded model's task set (17 small tasks, see bench/local_tasks_set.py), in three runs:
 #   1. ablation: `osprey exec` with the local model's quality aids switched on one by one
 #      (constrained decoding, local tool profile, loop guard, prefix cache);
-#   2. aids: the default configuration, then each harness aid of the local profile (read
-#      before write, verify the named check, answer from evidence, related files, write
-#      diff) switched off alone, then all five off;
+#   2. aids: the default configuration, then each harness aid of the local profile (the
+#      AIDS list in local_tasks.py) switched off alone, then all of them off;
 #   3. harnesses: the same model behind `osprey model serve`, driven by the reference Codex
 #      CLI and by Osprey's hosted-model harness.
-# Sampling is greedy, so success counts mostly repeat; wall times depend on the machine's
-# load (`uptime` is printed before each run). A full pass of the set takes 15–30 minutes on
-# two cores; the whole script several hours.
-# Usage: bash bench/local_tasks.sh [--timeout SECONDS] [--tasks hello,add,...]
+# Sampling is greedy, yet one pass moves by about two tasks between runs (prompt batching
+# tips near-ties); pass --repeat N for N passes per configuration. Wall times depend on the
+# machine's load (`uptime` is printed before each run). A pass of the set takes about 9
+# minutes on two quiet cores; the whole script several hours.
+# Usage: bash bench/local_tasks.sh [--timeout SECONDS] [--tasks hello,add,...] [--repeat N]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
