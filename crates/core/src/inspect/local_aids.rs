@@ -223,7 +223,7 @@ impl FinishNudge {
 /// Relative file names in a request ("create add.py and test_add.py" → both): a word with a
 /// name part holding a letter and a short alphanumeric extension. Absolute paths, URLs and
 /// abbreviations ("e.g.") are not taken.
-fn file_names_in(request: &str) -> Vec<String> {
+pub(super) fn file_names_in(request: &str) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     for word in request.split(|c: char| c.is_whitespace() || ",;:()[]{}<>`'\"!?".contains(c)) {
         let word = word.trim_end_matches('.');

@@ -13,6 +13,12 @@
 //! Given the search, it ran it, saw `./net/http.py:1:def parse_header(line):` and still
 //! answered app.py; the result now ends with the file the search names, and an answer that
 //! names another file is sent back once.
+//! Asked how many rows have the region north, it answered 3 without opening sales.csv, was
+//! sent to the shell, ran `grep -c 'region == ' sales.csv` (exit 1, no match) and answered 3
+//! again: a figure reminder now shows the first lines of the data file the question names,
+//! and a command that fails after it earns one more reminder. Given a command that works,
+//! it ran it, saw 7, and answered 3 again: the result now ends with the number the command
+//! printed, and an answer without it is sent back once.
 
 use osprey_model::{Prompt, ToolChoice};
 use osprey_protocol::{FunctionCallOutputPayload, ResponseItem};
@@ -20,12 +26,21 @@ use osprey_tools::names::SHELL_COMMAND;
 
 use super::check_aids::is_question;
 use super::expected_output::printed;
+use super::local_aids::file_names_in;
 use super::question_guard::asks_for_change;
 use super::{CallVerdict, TurnInspector, TurnStart};
 use crate::tools::call::ToolCall;
 
 /// Most characters of the request restated under a result.
 const QUESTION_CHARS: usize = 400;
+
+/// Reminders a figure answered without a successful command gets: a second one only after
+/// the command the first asked for failed.
+const FIGURE_REMINDERS: usize = 2;
+
+/// Lines of each data file a figure reminder shows, and most characters per line.
+const HEAD_LINES: usize = 3;
+const HEAD_LINE_CHARS: usize = 160;
 
 /// Phrases that ask for a figure worked out from data.
 const FIGURE_PHRASES: [&str; 8] = [
@@ -72,10 +87,20 @@ pub(crate) struct QuestionFocus {
     shell_calls: Vec<String>,
     /// Whether a command exited 0 in this turn.
     computed: bool,
+    /// Whether a command failed since the last reminder.
+    failed_since_reminder: bool,
+    /// The first lines of the files a figure question names, for its reminders.
+    data_heads: String,
+    /// Commands that count and add up by column, when a figure question names a CSV file.
+    csv_recipes: String,
     /// Files a command's output shows defining the name a definition question asks about.
     defined_in: Vec<String>,
-    asked: bool,
-    /// Whether an answer naming none of `defined_in` was sent back.
+    /// Reminders given for a figure or definition answered without a successful command.
+    reminders: usize,
+    /// The number the last successful command of a figure question printed, when it printed
+    /// one number alone.
+    printed_figure: Option<String>,
+    /// Whether an answer contradicting `defined_in` or `printed_figure` was sent back.
     corrected: bool,
     require_call: bool,
 }
@@ -83,11 +108,17 @@ pub(crate) struct QuestionFocus {
 impl QuestionFocus {
     pub(crate) fn new(start: &TurnStart<'_>) -> Self {
         let applies = is_question(start.request) && !asks_for_change(start.request);
+        let figure = applies && wants_figure(start.request);
+        let (data_heads, csv_recipes) = if figure {
+            data_notes(start)
+        } else {
+            Default::default()
+        };
         Self {
             question: applies.then(|| start.request.chars().take(QUESTION_CHARS).collect()),
             need: if !applies {
                 Need::Reading
-            } else if wants_figure(start.request) {
+            } else if figure {
                 Need::Figure
             } else if let Some(name) = defined_name(start.request) {
                 Need::Definition(name)
@@ -96,8 +127,12 @@ impl QuestionFocus {
             },
             shell_calls: Vec::new(),
             computed: false,
+            failed_since_reminder: false,
+            data_heads,
+            csv_recipes,
             defined_in: Vec::new(),
-            asked: false,
+            reminders: 0,
+            printed_figure: None,
             corrected: false,
             require_call: false,
         }
@@ -130,6 +165,10 @@ impl TurnInspector for QuestionFocus {
                 let (text, failed) = printed(&output.text());
                 failed_command |= failed;
                 self.computed |= !failed;
+                self.failed_since_reminder |= failed;
+                if let (Need::Figure, false) = (&self.need, failed) {
+                    self.printed_figure = lone_number(&text).or(self.printed_figure.take());
+                }
                 if let (Need::Definition(name), false) = (&self.need, failed) {
                     for file in definition_files(&text, name) {
                         if !self.defined_in.contains(&file) {
@@ -159,13 +198,25 @@ impl TurnInspector for QuestionFocus {
     }
 
     fn before_finish(&mut self, answer: Option<&str>) -> Option<ResponseItem> {
-        if let Some(note) = self.answer_contradicts_search(answer.unwrap_or_default()) {
+        let answer = answer.unwrap_or_default();
+        let note = self
+            .answer_contradicts_search(answer)
+            .or_else(|| self.answer_contradicts_figure(answer));
+        if let Some(note) = note {
             return Some(ResponseItem::user_text(note));
         }
-        if self.need == Need::Reading || self.computed || self.asked {
+        let allowed = match self.need {
+            Need::Reading => 0,
+            // A second reminder only when the command the first one asked for failed.
+            Need::Figure if self.reminders == 0 || self.failed_since_reminder => FIGURE_REMINDERS,
+            Need::Figure => 1,
+            Need::Definition(_) => 1,
+        };
+        if self.computed || self.reminders >= allowed {
             return None;
         }
-        self.asked = true;
+        self.reminders += 1;
+        self.failed_since_reminder = false;
         self.require_call = true;
         Some(ResponseItem::user_text(match &self.need {
             Need::Definition(name) => format!(
@@ -173,9 +224,17 @@ impl TurnInspector for QuestionFocus {
                  with the file it names.",
                 definition_search(name)
             ),
-            _ => "That figure was not computed. Run a command that works it out from the file \
-                  (grep -c, wc -l, or python3 -c), then answer with the number it prints."
-                .to_string(),
+            _ if self.reminders > 1 => format!(
+                "That command failed, so it computed nothing.{}{}\nRun a corrected command \
+                 that works the figure out from the file, then answer with the number it \
+                 prints.",
+                self.data_heads, self.csv_recipes
+            ),
+            _ => format!(
+                "That figure was not computed.{}{}\nRun a command that works it out from the \
+                 file (grep -c, wc -l, or python3 -c), then answer with the number it prints.",
+                self.data_heads, self.csv_recipes
+            ),
         }))
     }
 }
@@ -188,10 +247,15 @@ impl QuestionFocus {
                 "The search output above shows `{name}` defined in {}. Reply with that path.",
                 self.defined_files()
             ),
-            Need::Figure if !self.computed => "Do not count or add up by eye: run a command \
-                that computes the figure (grep -c, wc -l, or python3 -c) and answer from its \
-                output."
-                .to_string(),
+            Need::Figure if self.printed_figure.is_some() => format!(
+                "The command printed {}. Reply with that number.",
+                self.printed_figure.as_deref().unwrap_or_default()
+            ),
+            Need::Figure if !self.computed => format!(
+                "Do not count or add up by eye: run a command that computes the figure (grep \
+                 -c, wc -l, or python3 -c) and answer from its output.{}",
+                self.csv_recipes
+            ),
             Need::Definition(name) if !self.computed => format!(
                 "A file that imports or uses `{name}` is not where it is defined. Find the \
                  line that defines it with {} and answer with the file it names.",
@@ -202,6 +266,19 @@ impl QuestionFocus {
     }
 
     /// Once: the answer to a definition question names none of the files the search showed.
+    /// Once: the answer to a figure question lacks the number the command printed.
+    fn answer_contradicts_figure(&mut self, answer: &str) -> Option<String> {
+        let figure = self.printed_figure.as_ref()?;
+        if self.corrected || has_number(answer, figure) {
+            return None;
+        }
+        self.corrected = true;
+        Some(format!(
+            "Your answer does not give the number the command printed: {figure}. Reply with \
+             that number."
+        ))
+    }
+
     fn answer_contradicts_search(&mut self, answer: &str) -> Option<String> {
         let Need::Definition(name) = &self.need else {
             return None;
@@ -253,6 +330,125 @@ fn definition_files(output: &str, name: &str) -> Vec<String> {
         }
     }
     files
+}
+
+/// What a figure question's reminders show of the data files the request names (the first
+/// two that exist under the working directory): their first lines ("`sales.csv` begins:"
+/// and a fenced block), so a command can match how values are written, and for a CSV file
+/// commands to count and add up by column with its header's names. Both empty when the
+/// request names no such file.
+fn data_notes(start: &TurnStart<'_>) -> (String, String) {
+    let mut heads = String::new();
+    let mut recipes = String::new();
+    for name in file_names_in(start.request).iter().take(2) {
+        let lines = first_lines(&start.cwd.join(name));
+        let Some(header) = lines.first() else {
+            continue;
+        };
+        heads.push_str(&format!(
+            "\n`{name}` begins:\n```\n{}\n```",
+            lines.join("\n")
+        ));
+        if name.to_lowercase().ends_with(".csv") && recipes.is_empty() {
+            recipes = csv_recipe(name, header, start.request);
+        }
+    }
+    (heads, recipes)
+}
+
+/// Up to [`HEAD_LINES`] lines of a file, each cut to [`HEAD_LINE_CHARS`]; reads no further.
+fn first_lines(path: &std::path::Path) -> Vec<String> {
+    use std::io::BufRead;
+    let Ok(file) = std::fs::File::open(path) else {
+        return Vec::new();
+    };
+    std::io::BufReader::new(file)
+        .lines()
+        .take(HEAD_LINES)
+        .map_while(Result::ok)
+        .map(|line| line.chars().take(HEAD_LINE_CHARS).collect())
+        .collect()
+}
+
+/// A command that works out the figure the request asks for from the CSV file `name` —
+/// a sum, an average, or else a count of rows by a column's value — with COLUMN (and VALUE)
+/// for the model to fill in. A 1.5B model given only "python3 -c" wrote a `with` block after
+/// `;` (a syntax error) or `grep -c 'region == '` (no match); given a program with quoted
+/// names inside, it swapped the outer quotes for single ones, which ended the program at the
+/// first inner quote; given a count and a sum command, it used the count for a sum. So it
+/// gets the one command its question needs, holding no quotes at all: the file, column and
+/// value come in as arguments. Sums and averages print a whole number without `.0`.
+fn csv_recipe(name: &str, header: &str, request: &str) -> String {
+    let columns: Vec<&str> = header.split(',').map(str::trim).collect();
+    let rows = "csv.DictReader(open(sys.argv[1]))";
+    let whole = "print(int(s) if s == int(s) else s)";
+    let (what, program, arguments) = if has_word(request, &["average", "mean"]) {
+        (
+            "To average a column",
+            format!(
+                "import csv, statistics, sys; s = statistics.mean(float(r[sys.argv[2]]) for r in {rows}); {whole}"
+            ),
+            "COLUMN",
+        )
+    } else if has_word(request, &["sum", "total", "much"]) {
+        (
+            "To add up a column",
+            format!("import csv, sys; s = sum(float(r[sys.argv[2]]) for r in {rows}); {whole}"),
+            "COLUMN",
+        )
+    } else {
+        (
+            "To count the rows where a column holds a value",
+            format!(
+                "import csv, sys; print(sum(1 for r in {rows} if r[sys.argv[2]].strip() == sys.argv[3]))"
+            ),
+            "COLUMN VALUE",
+        )
+    };
+    format!(
+        "\nThe columns of `{name}` are: {}. {what}, run `python3 -c \"{program}\" {name} \
+         {arguments}` with the column's name for COLUMN{}.",
+        columns.join(", "),
+        if arguments.ends_with("VALUE") {
+            " and the value for VALUE"
+        } else {
+            ""
+        }
+    )
+}
+
+/// Whether the lower-cased words of `text` include one of `words`.
+fn has_word(text: &str, words: &[&str]) -> bool {
+    text.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| words.contains(&w))
+}
+
+/// The number `output` holds when it holds one number and nothing else (`7`, `-3`, `420.5`).
+fn lone_number(output: &str) -> Option<String> {
+    let text = output.trim();
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    let numeric = !digits.is_empty()
+        && digits.chars().next().is_some_and(|c| c.is_ascii_digit())
+        && digits.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && digits.matches('.').count() <= 1;
+    numeric.then(|| text.to_string())
+}
+
+/// Whether `number` appears in `answer` as a whole number: not part of a longer one.
+fn has_number(answer: &str, number: &str) -> bool {
+    answer.match_indices(number).any(|(at, _)| {
+        let before = answer[..at].chars().next_back();
+        let rest = &answer[at + number.len()..];
+        let digit_before = before.is_some_and(|c| c.is_ascii_digit() || c == '.' || c == '-');
+        let mut after = rest.chars();
+        let digit_after = match after.next() {
+            Some(c) if c.is_ascii_digit() => true,
+            Some('.') => after.next().is_some_and(|c| c.is_ascii_digit()),
+            _ => false,
+        };
+        !digit_before && !digit_after
+    })
 }
 
 /// A command that prints the lines defining `name`, in most languages.
@@ -420,10 +616,128 @@ mod tests {
             "What is the sum of the amount column in expenses.csv?",
         ));
         focus.before_tool_calls(&[call(SHELL_COMMAND)]);
-        let mut outputs = shell_result(0, "420");
+        let mut outputs = shell_result(0, "date,item,amount\n420 in total");
         focus.after_tool_outputs(&mut outputs);
-        assert!(text(&outputs).ends_with("If the result above shows the answer, reply with it."));
+        assert!(
+            text(&outputs).ends_with("If the result above shows the answer, reply with it."),
+            "no lone number to name"
+        );
         assert!(focus.before_finish(Some("420")).is_none());
+    }
+
+    #[test]
+    fn a_figure_reminder_shows_the_data_file_and_a_failed_command_earns_one_more() {
+        let dir = tempfile::tempdir().unwrap();
+        let rows = "region,amount\nnorth,120\nsouth,80\nnorth,45\nwest,10\n";
+        std::fs::write(dir.path().join("sales.csv"), rows).unwrap();
+        let request = "How many rows of sales.csv have the region north?";
+        let mut focus = QuestionFocus::new(&TurnStart {
+            cwd: dir.path(),
+            ..start(request)
+        });
+        let first = focus.before_finish(Some("3")).expect("not computed");
+        let first = first.message_text().unwrap();
+        assert!(
+            first.contains("`sales.csv` begins:\n```\nregion,amount\nnorth,120\nsouth,80\n```"),
+            "{first}"
+        );
+        assert!(!first.contains("west"), "three lines only: {first}");
+        assert!(
+            first.contains("The columns of `sales.csv` are: region, amount.")
+                && first.contains("To count the rows where a column holds a value")
+                && first.contains("\" sales.csv COLUMN VALUE` with the column's name")
+                && !first.contains("To add up"),
+            "{first}"
+        );
+        focus.before_request(&mut Prompt::default());
+        focus.before_tool_calls(&[call(SHELL_COMMAND)]);
+        let mut outputs = shell_result(1, "0");
+        focus.after_tool_outputs(&mut outputs);
+        assert_eq!(
+            text(&outputs),
+            text(&shell_result(1, "0")),
+            "a failure stays bare"
+        );
+        let second = focus.before_finish(Some("3")).expect("the command failed");
+        let second = second.message_text().unwrap();
+        assert!(second.starts_with("That command failed"), "{second}");
+        assert!(second.contains("region,amount"));
+        let mut prompt = Prompt::default();
+        focus.before_request(&mut prompt);
+        assert_eq!(prompt.tool_choice, ToolChoice::Function(SHELL_COMMAND));
+        focus.before_tool_calls(&[call(SHELL_COMMAND)]);
+        focus.after_tool_outputs(&mut shell_result(1, "0"));
+        assert!(
+            focus.before_finish(Some("3")).is_none(),
+            "two reminders at most"
+        );
+    }
+
+    #[test]
+    fn a_figure_reminder_without_a_named_file_is_plain() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut focus = QuestionFocus::new(&TurnStart {
+            cwd: dir.path(),
+            ..start("How many rows of missing.csv are there?")
+        });
+        let text = focus.before_finish(Some("3")).unwrap();
+        assert_eq!(
+            text.message_text().unwrap(),
+            "That figure was not computed.\nRun a command that works it out from the file \
+             (grep -c, wc -l, or python3 -c), then answer with the number it prints."
+        );
+    }
+
+    #[test]
+    fn the_number_a_command_printed_is_named_and_an_answer_without_it_sent_back_once() {
+        let mut focus =
+            QuestionFocus::new(&start("How many rows of sales.csv have the region north?"));
+        focus.before_tool_calls(&[call(SHELL_COMMAND)]);
+        let mut outputs = shell_result(0, "7\n");
+        focus.after_tool_outputs(&mut outputs);
+        assert!(
+            text(&outputs).ends_with("The command printed 7. Reply with that number."),
+            "{}",
+            text(&outputs)
+        );
+        let sent_back = focus
+            .before_finish(Some("3"))
+            .expect("3 is not what it printed");
+        assert!(sent_back.message_text().unwrap().contains("printed: 7."));
+        assert!(focus.before_finish(Some("3")).is_none(), "once only");
+        let mut agreeing =
+            QuestionFocus::new(&start("How many rows of sales.csv have the region north?"));
+        agreeing.before_tool_calls(&[call(SHELL_COMMAND)]);
+        agreeing.after_tool_outputs(&mut shell_result(0, "7"));
+        assert!(agreeing.before_finish(Some("There are 7 rows.")).is_none());
+    }
+
+    #[test]
+    fn the_csv_command_fits_the_figure_asked_for() {
+        let sum = csv_recipe("e.csv", "date,item,amount", "What is the total of amount?");
+        assert!(sum.contains("To add up a column") && sum.contains("\" e.csv COLUMN`"));
+        assert!(sum.contains("s = sum(float(r[sys.argv[2]])"));
+        let mean = csv_recipe("e.csv", "date,item,amount", "What is the average amount?");
+        assert!(mean.contains("statistics.mean"), "{mean}");
+        let count = csv_recipe("e.csv", "date,item,amount", "How many rows are paper?");
+        assert!(count.contains("== sys.argv[3]") && count.contains("COLUMN VALUE"));
+        for recipe in [sum, mean, count] {
+            let program = recipe.split('"').nth(1).unwrap();
+            assert!(!program.contains('\''), "no quotes inside: {program}");
+        }
+    }
+
+    #[test]
+    fn a_lone_number_is_a_whole_number_in_the_answer() {
+        assert_eq!(lone_number(" 420\n").as_deref(), Some("420"));
+        assert_eq!(lone_number("-3.5").as_deref(), Some("-3.5"));
+        assert_eq!(lone_number("7 rows"), None);
+        assert_eq!(lone_number("1.2.3"), None);
+        assert_eq!(lone_number(""), None);
+        assert!(has_number("The total is 420.", "420"));
+        assert!(!has_number("The total is 4200.", "420"));
+        assert!(!has_number("The total is 420.5", "420"));
+        assert!(!has_number("1420", "420"));
     }
 
     #[test]
