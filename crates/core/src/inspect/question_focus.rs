@@ -417,11 +417,20 @@ fn csv_recipe(name: &str, header: &str, request: &str) -> String {
     )
 }
 
-/// Whether the lower-cased words of `text` include one of `words`.
+/// Whether the words of `text` include one of `words` (lower case).
 fn has_word(text: &str, words: &[&str]) -> bool {
+    lower_words(text)
+        .iter()
+        .any(|w| words.contains(&w.as_str()))
+}
+
+/// The words of `text`, lower-cased, split at anything but letters and digits.
+fn lower_words(text: &str) -> Vec<String> {
     text.to_lowercase()
         .split(|c: char| !c.is_alphanumeric())
-        .any(|w| words.contains(&w))
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 /// The number `output` holds when it holds one number and nothing else (`7`, `-3`, `420.5`).
@@ -509,11 +518,7 @@ fn looks_like_code(word: &str) -> bool {
 
 /// True when `request` asks for a count, sum or average.
 fn wants_figure(request: &str) -> bool {
-    let lower = request.to_lowercase();
-    let words: Vec<&str> = lower
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect();
+    let words = lower_words(request);
     FIGURE_PHRASES.iter().any(|phrase| {
         let parts: Vec<&str> = phrase.split(' ').collect();
         words.windows(parts.len()).any(|window| window == parts)
