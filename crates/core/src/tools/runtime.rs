@@ -36,11 +36,18 @@ pub async fn run_tool_calls(
     let futures = calls.into_iter().map(|call| {
         let registry = Arc::clone(&registry);
         let gate = Arc::clone(&gate);
+        // The handler gets a token of its own, cancelled only once the turn's cancellation
+        // has been seen here. A handler whose work ends because of the interrupt (a killed
+        // process, an aborted approval) therefore can never finish before this select has
+        // chosen "aborted"; with the turn's token it sometimes did, when the interrupt
+        // landed between the two branches' polls, and the killed process's output reached
+        // the model as the call's result.
+        let call_cancel = CancellationToken::new();
         let invocation = ToolInvocation {
             call: call.clone(),
             turn: Arc::clone(&turn),
             events: events.clone(),
-            cancel: cancel.clone(),
+            cancel: call_cancel.clone(),
         };
         let cancel = cancel.clone();
         async move {
@@ -56,11 +63,14 @@ pub async fn run_tool_calls(
                 if cancel.is_cancelled() {
                     return Ok(ToolOutput::failure(ABORTED_OUTPUT));
                 }
-                // Biased: a call that ends because the turn was cancelled (its process was
-                // killed) reports "aborted", not the killed process's output.
                 tokio::select! {
                     biased;
-                    _ = cancel.cancelled() => Ok(ToolOutput::failure(ABORTED_OUTPUT)),
+                    _ = cancel.cancelled() => {
+                        // Anything the handler handed its token to (a remote process, a
+                        // sub-agent wait) hears of the interrupt too.
+                        call_cancel.cancel();
+                        Ok(ToolOutput::failure(ABORTED_OUTPUT))
+                    }
                     result = registry.dispatch(invocation) => result,
                 }
             }
@@ -138,7 +148,7 @@ mod tests {
     }
 
     fn setup(
-        handlers: Vec<Rendezvous>,
+        handlers: Vec<Arc<dyn ToolHandler>>,
     ) -> (
         Arc<ToolRegistry>,
         Arc<TurnContext>,
@@ -149,7 +159,7 @@ mod tests {
         let config = osprey_config::Config::for_tests(dir.path(), dir.path()).unwrap();
         let mut registry = ToolRegistry::default();
         for h in handlers {
-            registry.register(Arc::new(h));
+            registry.register(h);
         }
         let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
         let events = EventEmitter::new(ThreadId::new(), tx);
@@ -181,12 +191,14 @@ mod tests {
         let barrier = Arc::new(Barrier::new(2));
         let inside = Arc::new(AtomicUsize::new(0));
         let max_inside = Arc::new(AtomicUsize::new(0));
-        let make = |name, mutating| Rendezvous {
-            name,
-            mutating,
-            barrier: Arc::clone(&barrier),
-            inside: Arc::clone(&inside),
-            max_inside: Arc::clone(&max_inside),
+        let make = |name, mutating| -> Arc<dyn ToolHandler> {
+            Arc::new(Rendezvous {
+                name,
+                mutating,
+                barrier: Arc::clone(&barrier),
+                inside: Arc::clone(&inside),
+                max_inside: Arc::clone(&max_inside),
+            })
         };
         let (registry, turn, services, _dir) = setup(vec![
             make("read_a", false),
@@ -219,12 +231,14 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn interrupted_calls_still_get_an_output_each() {
         let barrier = Arc::new(Barrier::new(3));
-        let make = |name| Rendezvous {
-            name,
-            mutating: false,
-            barrier: Arc::clone(&barrier),
-            inside: Arc::new(AtomicUsize::new(0)),
-            max_inside: Arc::new(AtomicUsize::new(0)),
+        let make = |name| -> Arc<dyn ToolHandler> {
+            Arc::new(Rendezvous {
+                name,
+                mutating: false,
+                barrier: Arc::clone(&barrier),
+                inside: Arc::new(AtomicUsize::new(0)),
+                max_inside: Arc::new(AtomicUsize::new(0)),
+            })
         };
         let (registry, turn, services, _dir) = setup(vec![make("a"), make("b")]);
         let cancel = CancellationToken::new();
@@ -248,5 +262,48 @@ mod tests {
             };
             assert_eq!(output.text(), ABORTED_OUTPUT);
         }
+    }
+
+    /// Stands for a command the interrupt kills: the interrupt lands while this handler is
+    /// being polled (the turn's token is cancelled from inside it, as another thread can do
+    /// at any instant), and the handler ends as soon as its own token says so.
+    struct KilledByInterrupt {
+        turn_cancel: CancellationToken,
+    }
+
+    #[async_trait]
+    impl ToolHandler for KilledByInterrupt {
+        fn spec(&self) -> osprey_tools::ToolSpec {
+            osprey_tools::ToolSpec::Function {
+                name: "killed".to_string(),
+                description: String::new(),
+                strict: false,
+                parameters: osprey_tools::JsonSchema(serde_json::json!({"type": "object"})),
+            }
+        }
+        fn is_mutating(&self, _call: &ToolCall) -> bool {
+            false
+        }
+        async fn handle(&self, inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
+            self.turn_cancel.cancel();
+            inv.cancel.cancelled().await;
+            Ok(ToolOutput::failure("Process was killed by signal 9"))
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_call_ended_by_the_interrupt_reports_aborted_even_when_the_interrupt_lands_mid_poll()
+    {
+        let cancel = CancellationToken::new();
+        let handler: Arc<dyn ToolHandler> = Arc::new(KilledByInterrupt {
+            turn_cancel: cancel.clone(),
+        });
+        let (registry, turn, services, _dir) = setup(vec![handler]);
+        let outcome =
+            run_tool_calls(vec![call("1", "killed")], registry, turn, services, cancel).await;
+        let ResponseItem::FunctionCallOutput { output, .. } = &outcome.outputs[0] else {
+            panic!("unexpected {:?}", outcome.outputs)
+        };
+        assert_eq!(output.text(), ABORTED_OUTPUT);
     }
 }
