@@ -35,9 +35,14 @@ pub enum SpanEditError {
     #[error("`old` and `new` are the same, so nothing would change")]
     Unchanged,
     /// `old` occurs nowhere, not even loosely; `closest` holds the lines most like it
-    /// (1-based number, text), empty when none is close.
-    #[error("{}", not_found_message(closest))]
-    NotFound { closest: Vec<(usize, String)> },
+    /// (1-based number, text), empty when none is close. `suggestion` is the one-line edit
+    /// (old, new) that makes the change `old` → `new` asked for on the closest line, when
+    /// the changed part and some of its context occur there and nowhere else.
+    #[error("{}", not_found_message(closest, suggestion.as_ref()))]
+    NotFound {
+        closest: Vec<(usize, String)>,
+        suggestion: Option<(String, String)>,
+    },
     /// `old` occurs `count` times, starting at these 1-based lines (the first few).
     #[error("{}", ambiguous_message(*count, lines))]
     Ambiguous { count: usize, lines: Vec<usize> },
@@ -49,7 +54,7 @@ const LISTED_MATCHES: usize = 5;
 /// How alike (0..=1, bigram overlap) a line must be to be shown as the closest.
 const CLOSEST_SCORE: f64 = 0.5;
 
-fn not_found_message(closest: &[(usize, String)]) -> String {
+fn not_found_message(closest: &[(usize, String)], suggestion: Option<&(String, String)>) -> String {
     if closest.is_empty() {
         return "`old` does not occur in the file. Read the file with read_file, then copy \
                 the exact text to replace into `old`."
@@ -59,11 +64,18 @@ fn not_found_message(closest: &[(usize, String)]) -> String {
         .iter()
         .map(|(n, line)| format!("L{n}: {line}\n"))
         .collect();
-    format!(
+    let copy = format!(
         "`old` does not occur in the file. The lines most like it:\n{shown}Copy the text to \
          replace exactly as the file has it (without the `L{}: ` prefixes) into `old`.",
         closest[0].0
-    )
+    );
+    match suggestion {
+        Some((old, new)) => format!(
+            "{copy} Your change made on L{}: call edit_file again with\nold: {old}\nnew: {new}",
+            closest[0].0
+        ),
+        None => copy,
+    }
 }
 
 fn ambiguous_message(count: usize, lines: &[usize]) -> String {
@@ -119,9 +131,16 @@ fn loose_replace(text: &str, old: &str, new: &str) -> Result<SpanEdit, SpanEditE
     let spans = line_windows(text, &old_lines);
     match spans.as_slice() {
         [(start, end)] => Ok(splice(text, *start, *end, new, true)),
-        [] => Err(SpanEditError::NotFound {
-            closest: closest_lines(text, &old_lines),
-        }),
+        [] => {
+            let closest = closest_lines(text, &old_lines);
+            let suggestion = closest
+                .first()
+                .and_then(|(_, line)| suggest_on_line(text, line, old, new));
+            Err(SpanEditError::NotFound {
+                closest,
+                suggestion,
+            })
+        }
         many => {
             let starts: Vec<usize> = many.iter().map(|(start, _)| *start).collect();
             Err(ambiguous(text, &starts))
@@ -285,6 +304,94 @@ fn closest_lines(text: &str, wanted: &[&str]) -> Vec<(usize, String)> {
         .collect()
 }
 
+/// Most characters of context, on each side of the change, tried when carrying a one-line
+/// change over to the closest line.
+const SUGGEST_CONTEXT: usize = 40;
+
+/// The change `old` → `new` made on `line` instead, when both are one line: the part of
+/// `old` that changes, with as much of its context as `line` shares, must occur in `line`
+/// and nowhere else in `text`. Asked to replace `python: 3.10` with `python: 3.12` in a file
+/// holding `python-version: "3.10"`, this gives that line with `3.12`. `None` when the change
+/// cannot be placed without guessing. The pair is the line trimmed when that is unique in
+/// `text` (a span edit keeps the indentation around it), else the whole line.
+fn suggest_on_line(text: &str, line: &str, old: &str, new: &str) -> Option<(String, String)> {
+    let (old, new) = (old.trim(), new.trim());
+    if old.contains('\n') || new.contains('\n') || old == new {
+        return None;
+    }
+    let prefix = common_prefix(old, new);
+    let suffix = common_suffix(&old[prefix..], &new[prefix..]);
+    let (changed_end, added) = (old.len() - suffix, &new[prefix..new.len() - suffix]);
+    // Widest context first: the first window that occurs once in the file and in the line.
+    let lefts = char_starts(old, prefix);
+    let rights = char_ends(old, changed_end);
+    let mut windows: Vec<(usize, usize)> = lefts
+        .iter()
+        .flat_map(|&l| rights.iter().map(move |&r| (l, r)))
+        .collect();
+    windows.sort_by_key(|&(l, r)| std::cmp::Reverse(r - l));
+    for (l, r) in windows {
+        let window = &old[l..r];
+        if window.trim().chars().count() < 3 || occurrences(text, window).len() != 1 {
+            continue;
+        }
+        let Some(at) = line.find(window) else {
+            continue;
+        };
+        let replaced = format!("{}{added}{}", &old[l..prefix], &old[changed_end..r]);
+        let changed = format!("{}{replaced}{}", &line[..at], &line[at + window.len()..]);
+        let trimmed = line.trim();
+        return Some(if occurrences(text, trimmed).len() == 1 {
+            (trimmed.to_string(), changed.trim().to_string())
+        } else {
+            (line.to_string(), changed)
+        });
+    }
+    None
+}
+
+fn common_prefix(a: &str, b: &str) -> usize {
+    a.char_indices()
+        .zip(b.chars())
+        .find(|((_, x), y)| x != y)
+        .map_or(a.len().min(b.len()), |((i, _), _)| i)
+        .min(b.len())
+}
+
+fn common_suffix(a: &str, b: &str) -> usize {
+    a.chars()
+        .rev()
+        .zip(b.chars().rev())
+        .take_while(|(x, y)| x == y)
+        .map(|(x, _)| x.len_utf8())
+        .sum()
+}
+
+/// Char boundaries of `s` from `at` back at most [`SUGGEST_CONTEXT`] characters.
+fn char_starts(s: &str, at: usize) -> Vec<usize> {
+    let mut starts = vec![at];
+    starts.extend(
+        s[..at]
+            .char_indices()
+            .rev()
+            .take(SUGGEST_CONTEXT)
+            .map(|(i, _)| i),
+    );
+    starts
+}
+
+/// Char boundaries of `s` from `at` forward at most [`SUGGEST_CONTEXT`] characters.
+fn char_ends(s: &str, at: usize) -> Vec<usize> {
+    let mut ends = vec![at];
+    ends.extend(
+        s[at..]
+            .char_indices()
+            .take(SUGGEST_CONTEXT)
+            .map(|(i, c)| at + i + c.len_utf8()),
+    );
+    ends
+}
+
 /// How alike two strings are: the Dice coefficient of their character bigrams (0..=1).
 fn likeness(a: &str, b: &str) -> f64 {
     let bigrams = |s: &str| -> Vec<(char, char)> {
@@ -389,14 +496,71 @@ mod tests {
         assert_eq!(
             error,
             SpanEditError::NotFound {
-                closest: vec![(3, "  \"debug\": true,".to_string())]
+                closest: vec![(3, "  \"debug\": true,".to_string())],
+                suggestion: None,
             }
         );
         let message = error.to_string();
         assert!(message.contains("L3:   \"debug\": true,"), "{message}");
         let error = replace_span(CONFIG, "retries = 3", "retries = 4").unwrap_err();
-        assert_eq!(error, SpanEditError::NotFound { closest: vec![] });
+        assert_eq!(
+            error,
+            SpanEditError::NotFound {
+                closest: vec![],
+                suggestion: None
+            }
+        );
         assert!(error.to_string().contains("read_file"), "{error}");
+    }
+
+    #[test]
+    fn a_one_line_change_aimed_at_a_misquoted_line_is_offered_on_the_closest_line() {
+        let workflow =
+            "jobs:\n  test:\n    steps:\n      - with:\n          python-version: \"3.10\"\n";
+        let error = replace_span(workflow, "python: 3.10", "python: 3.12").unwrap_err();
+        let SpanEditError::NotFound { suggestion, .. } = &error else {
+            panic!("{error:?}")
+        };
+        assert_eq!(
+            suggestion.as_ref().unwrap(),
+            &(
+                "python-version: \"3.10\"".to_string(),
+                "python-version: \"3.12\"".to_string()
+            )
+        );
+        let message = error.to_string();
+        assert!(
+            message.ends_with(
+                "Your change made on L5: call edit_file again with\nold: python-version: \"3.10\"\nnew: python-version: \"3.12\""
+            ),
+            "{message}"
+        );
+        // The suggestion applies as it stands.
+        let (old, new) = suggestion.clone().unwrap();
+        let done = replace_span(workflow, &old, &new).unwrap();
+        assert!(done.text.contains("          python-version: \"3.12\"\n"));
+    }
+
+    #[test]
+    fn no_change_is_offered_when_it_could_land_in_two_places_or_spans_lines() {
+        // "3.10" occurs twice: which one the model meant is a guess.
+        let two = "a: \"3.10\"\nb: \"3.10\"\n";
+        let error = replace_span(two, "a: 3.10", "a: 3.12").unwrap_err();
+        assert!(
+            matches!(&error, SpanEditError::NotFound { suggestion: None, closest } if !closest.is_empty()),
+            "{error:?}"
+        );
+        let error = replace_span(two, "a = 3.10\nb = 3.10", "a = 3.12\nb = 3.12").unwrap_err();
+        assert!(
+            matches!(
+                &error,
+                SpanEditError::NotFound {
+                    suggestion: None,
+                    ..
+                }
+            ),
+            "{error:?}"
+        );
     }
 
     #[test]
