@@ -80,6 +80,7 @@ pub(crate) struct LocalModelToml {
     pub question_read_only: Option<bool>,
     pub related_files: Option<bool>,
     pub write_diff: Option<bool>,
+    pub keep_content: Option<bool>,
     pub hide_call_narration: Option<bool>,
     pub question_focus: Option<bool>,
     pub edit_tool: Option<bool>,

@@ -65,6 +65,9 @@ pub struct LocalModelConfig {
     pub related_files: bool,
     /// Show each write's diff in its result.
     pub write_diff: bool,
+    /// Refuse once a whole-file write that would drop most of an existing file, offering a
+    /// write that keeps it.
+    pub keep_content: bool,
     /// Leave the text the model wrote beside its earlier calls out of each request.
     pub hide_call_narration: bool,
     /// In a question turn, restate the question under each result and ask once for a
@@ -98,6 +101,7 @@ impl Default for LocalModelConfig {
             question_read_only: true,
             related_files: true,
             write_diff: true,
+            keep_content: true,
             hide_call_narration: true,
             question_focus: true,
             edit_tool: true,

@@ -502,6 +502,7 @@ impl Shared {
                 TurnAid::AnswerFromEvidence,
                 TurnAid::RelatedFiles,
                 TurnAid::WriteDiff,
+                TurnAid::KeepContent,
             ] {
                 profile = profile.without_aid(aid);
             }

@@ -71,6 +71,9 @@ pub enum TurnAid {
     RelatedFiles,
     /// Show each write's diff in its result.
     WriteDiff,
+    /// Refuse once a whole-file write that would drop most of an existing file, offering a
+    /// write that keeps it (the file with the new keys set, or with the new code added).
+    KeepContent,
     /// Leave the text the model wrote beside its earlier calls out of each request.
     HideCallNarration,
     /// In a question turn, restate the question under each result, and ask once for a
@@ -193,6 +196,7 @@ impl ToolProfile {
                 TurnAid::QuestionReadOnly,
                 TurnAid::ProtectNamedCheck,
                 TurnAid::ReadBeforeWrite,
+                TurnAid::KeepContent,
                 TurnAid::RepeatNudge,
                 TurnAid::LoopGuard,
                 TurnAid::VerifyNamedCheck,

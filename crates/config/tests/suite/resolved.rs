@@ -253,7 +253,7 @@ fn local_model_settings_default_to_every_aid_on() {
          answer_from_evidence = false\nrelated_files = false\nwrite_diff = false\n\
          edit_tool = false\ncheck_expected_output = false\n\
          protect_named_check = false\nrepeat_nudge = false\nquestion_read_only = false\n\
-         hide_call_narration = false\nquestion_focus = false\n",
+         hide_call_narration = false\nquestion_focus = false\nkeep_content = false\n",
     );
     let loaded = fx.build().unwrap();
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
@@ -276,6 +276,7 @@ fn local_model_settings_default_to_every_aid_on() {
             question_read_only: false,
             related_files: false,
             write_diff: false,
+            keep_content: false,
             hide_call_narration: false,
             question_focus: false,
             edit_tool: false,

@@ -7,7 +7,9 @@
 //!
 //! 1. [`TurnInspector::initial_context`] — once per thread, items for its first messages;
 //! 2. [`TurnInspector::before_request`] — before every model request (may change the prompt);
-//! 3. [`TurnInspector::before_tool_calls`] — before a batch of calls runs (may stop the turn);
+//! 3. [`TurnInspector::adjust_calls`] — before a batch of calls runs (may change a call's
+//!    arguments, the change told in its result), then [`TurnInspector::before_tool_calls`]
+//!    (may answer calls instead of running them, or stop the turn);
 //! 4. [`TurnInspector::after_tool_outputs`] — after the batch ran (may annotate its outputs);
 //! 5. [`TurnInspector::before_finish`] — when the model answered without calls and the turn
 //!    would end (may record a reminder and go on).
@@ -16,6 +18,7 @@ mod call_narration;
 mod check_aids;
 mod check_guard;
 mod expected_output;
+mod keep_content;
 mod local_aids;
 mod question_focus;
 mod question_guard;
@@ -73,6 +76,10 @@ pub(crate) trait TurnInspector: Send {
 
     fn before_request(&mut self, _prompt: &mut Prompt) {}
 
+    /// Changes calls' arguments before they run (the history keeps the model's own); an
+    /// inspector that does says so in the call's result.
+    fn adjust_calls(&mut self, _calls: &mut [ToolCall]) {}
+
     fn before_tool_calls(&mut self, _calls: &[ToolCall]) -> CallVerdict {
         CallVerdict::Run
     }
@@ -119,6 +126,7 @@ impl TurnInspectors {
                     }
                     TurnAid::RelatedFiles => Box::new(write_aids::RelatedFiles::new(start)),
                     TurnAid::WriteDiff => Box::new(write_aids::WriteDiff::new(start)),
+                    TurnAid::KeepContent => Box::new(keep_content::KeepContent::new(start)),
                     TurnAid::HideCallNarration => Box::new(call_narration::HideCallNarration),
                     TurnAid::QuestionFocus => Box::new(question_focus::QuestionFocus::new(start)),
                 }
@@ -143,6 +151,12 @@ impl TurnInspectors {
     /// Every inspector sees the calls still to run; the first that stops the turn decides.
     /// Calls an inspector answers instead of running are taken out of what the later ones
     /// see: they never see a call that did not run.
+    pub(crate) fn adjust_calls(&mut self, calls: &mut [ToolCall]) {
+        for inspector in &mut self.inspectors {
+            inspector.adjust_calls(calls);
+        }
+    }
+
     pub(crate) fn before_tool_calls(&mut self, calls: &[ToolCall]) -> CallVerdict {
         let mut remaining: Vec<ToolCall> = calls.to_vec();
         let mut answered: Vec<(String, ToolOutput)> = Vec::new();

@@ -7,7 +7,9 @@
 //!   with line numbers and asks for the write again. A small model otherwise rewrites a file
 //!   from its guess of what is in it. An `edit_file` call is never refused: it replaces only
 //!   text it quotes and that the file holds, so it cannot lose content the model never saw
-//!   (and when the quote is wrong, the edit's own error shows the closest lines).
+//!   (and when the quote is wrong, the edit's own error shows the closest lines). Nor is a
+//!   write that keeps every line of the file, or every key of a JSON object (as
+//!   `keep_content` makes a partial one).
 //! - [`WriteDiff`] (`write_diff`): a write's or an edit's result shows the diff it made, so
 //!   the model sees what it changed (an integer division turned into a float one, a line it
 //!   dropped).
@@ -80,7 +82,7 @@ pub(super) fn normal(path: &Path) -> PathBuf {
 }
 
 /// The target of a `write_file` call, with its new content.
-fn write_target(cwd: &Path, call: &ToolCall) -> Option<(String, PathBuf, String)> {
+pub(super) fn write_target(cwd: &Path, call: &ToolCall) -> Option<(String, PathBuf, String)> {
     if call.tool_name != WRITE_FILE {
         return None;
     }
@@ -147,12 +149,21 @@ impl ReadBeforeWrite {
             self.note_shell_reads(&command);
             return None;
         }
-        let (path, target, _) = write_target(&self.cwd, call)?;
-        let first_sight = self.seen.insert(target.clone());
-        if !first_sight || !target.is_file() {
+        let (path, target, content) = write_target(&self.cwd, call)?;
+        if self.seen.contains(&target) {
+            return None;
+        }
+        if !target.is_file() {
+            // The model creates it: it knows what is in it.
+            self.seen.insert(target);
             return None;
         }
         let old = read_small_text(&target)?;
+        if super::keep_content::keeps_everything(&old, &content) {
+            // Like an edit, it cannot lose what the model has not seen.
+            return None;
+        }
+        self.seen.insert(target);
         let next = if self.edit_offered {
             "To change part of it, call edit_file with the exact lines to replace. To \
              rewrite it, call write_file with the whole file: keep what should stay, change \

@@ -228,6 +228,7 @@ async fn step(
             None => Step::Continue,
         };
     }
+    state.inspectors.adjust_calls(&mut calls);
     match state.inspectors.before_tool_calls(&calls) {
         CallVerdict::Run => {}
         CallVerdict::StopTurn { output, warning } => {

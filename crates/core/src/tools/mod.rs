@@ -66,6 +66,7 @@ pub fn profile_for(config: &Config) -> ToolProfile {
         (TurnAid::QuestionReadOnly, local.question_read_only),
         (TurnAid::RelatedFiles, local.related_files),
         (TurnAid::WriteDiff, local.write_diff),
+        (TurnAid::KeepContent, local.keep_content),
         (TurnAid::HideCallNarration, local.hide_call_narration),
         (TurnAid::QuestionFocus, local.question_focus),
     ]
@@ -300,6 +301,7 @@ mod tests {
             TurnAid::WriteDiff,
             TurnAid::HideCallNarration,
             TurnAid::QuestionFocus,
+            TurnAid::KeepContent,
         ];
         let all = profile_for(&local_config(osprey_config::LocalToolProfile::Local));
         assert!(aids.iter().all(|aid| all.has_aid(*aid)), "on by default");
@@ -317,6 +319,7 @@ mod tests {
                 &mut config.local_model.write_diff,
                 &mut config.local_model.hide_call_narration,
                 &mut config.local_model.question_focus,
+                &mut config.local_model.keep_content,
             ];
             *switches.into_iter().nth(i).unwrap() = false;
             let profile = profile_for(&config);

@@ -144,6 +144,61 @@ async fn an_edit_changes_one_span_through_the_patch_path_and_a_wrong_span_says_w
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_json_write_with_only_the_keys_to_set_keeps_the_others_and_says_so() {
+    let repo = temp_git_repo();
+    let config_json = "{\n  \"name\": \"webapp\",\n  \"debug\": true,\n  \"port\": 8080\n}\n";
+    std::fs::write(repo.path().join("config.json"), config_json).unwrap();
+    let kept =
+        "{\n  \"name\": \"webapp\",\n  \"debug\": false,\n  \"port\": 8080,\n  \"retries\": 3\n}\n";
+    // Unread and partial: neither read-before-write nor the write as given would help.
+    let partial =
+        json!({"path": "config.json", "content": "{\"debug\": false, \"retries\": 3}"}).to_string();
+    let server = MockModelServer::start(vec![
+        sse_turn(vec![ev_function_call(
+            "call_partial",
+            "write_file",
+            &partial,
+        )]),
+        sse_turn(vec![ev_assistant_message("m1", "Done.")]),
+        // The finish nudge asks once to run something; the second answer ends the turn.
+        sse_turn(vec![ev_assistant_message("m2", "Done.")]),
+    ])
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    home.write_config("approval_policy = \"never\"\nsandbox_mode = \"danger-full-access\"\n");
+    let mut config = config(&home, repo.path());
+    let mock = config.model_providers["mock"].clone();
+    config.model_provider_id = osprey_config::LOCAL_PROVIDER_ID.to_owned();
+    config.model_provider = config.model_providers[osprey_config::LOCAL_PROVIDER_ID].clone();
+    let manager = manager(&home).with_provider(Arc::new(MockAsLocal(mock)));
+    let thread = manager.start_thread(config).await.expect("thread starts");
+    let prompt = "In config.json, set debug to false and add retries with the value 3.";
+    let _events = run_turn(&thread, prompt, Vec::new()).await;
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join("config.json")).unwrap(),
+        kept
+    );
+    let requests = server.requests();
+    let result = requests[1].output_for("call_partial").unwrap();
+    assert!(
+        result.contains("Your content left out `name` and `port`, which config.json has"),
+        "{result}"
+    );
+    assert!(
+        result.contains("-  \"debug\": true,") && result.contains("+  \"retries\": 3"),
+        "the diff shows what was written: {result}"
+    );
+    // The history keeps the call the model made.
+    let call = requests[1]
+        .input()
+        .iter()
+        .find(|item| item["type"] == "function_call")
+        .unwrap();
+    assert_eq!(call["arguments"], partial.as_str());
+    server.verify();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_repeated_call_gets_its_earlier_result_once_and_a_second_repeat_ends_the_turn() {
     let repo = temp_git_repo();
     std::fs::create_dir_all(repo.path().join("deploy")).unwrap();
