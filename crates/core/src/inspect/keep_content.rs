@@ -139,8 +139,10 @@ fn plan(path: &str, old: &str, new: &str) -> Plan {
         return Plan::AsGiven;
     }
     let listed = listed(&lost);
-    let shared = defined_names(old).intersection(&defined_names(new)).count();
-    if shared == 0 && !is_structured(path) {
+    // Added code shares nothing with the file: no defined name, no line. A rewrite that
+    // renames a function still shares its body's lines, and is refused instead.
+    let shared_names = defined_names(old).intersection(&defined_names(new)).count();
+    if shared_names == 0 && !shares_a_line(old, new) && !is_structured(path) {
         let mut content = old.trim_end_matches('\n').to_string();
         content.push_str("\n\n");
         content.push_str(new.trim_start_matches('\n'));
@@ -206,6 +208,14 @@ fn is_structured(path: &str) -> bool {
     ]
     .iter()
     .any(|ext| lower.ends_with(ext))
+}
+
+/// Whether a non-blank line (trimmed) of `old` is also in `new`.
+fn shares_a_line(old: &str, new: &str) -> bool {
+    let kept: HashSet<&str> = new.lines().map(str::trim).collect();
+    old.lines()
+        .map(str::trim)
+        .any(|line| !line.is_empty() && kept.contains(line))
 }
 
 /// At least half of the old file's non-blank lines are not in the new content.

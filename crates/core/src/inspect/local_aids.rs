@@ -90,8 +90,28 @@ pub(crate) struct FinishNudge {
     batch_writes: bool,
     unchecked_write: bool,
     reminded_to_check: bool,
+    /// The batch being run: its write calls (id, tool), and whether a file was unchecked
+    /// before it and a command runs in it — to undo "unchecked" when every write failed.
+    batch: BatchWrites,
+    /// The last writes all failed (`edit_file`'s `old` not found, …) and nothing was written
+    /// since: the tool that failed.
+    failed_write: Option<String>,
+    reminded_of_failure: bool,
     /// A reminder was just given: the next answer must be a call.
     require_call: bool,
+}
+
+/// What [`FinishNudge::observe`] saw of a batch's writes, for [`FinishNudge::annotate`].
+#[derive(Default)]
+struct BatchWrites {
+    writes: Vec<(String, String)>,
+    unchecked_before: bool,
+    runs_command: bool,
+}
+
+/// Whether a write's result says it changed files (the patch summary every write ends in).
+fn write_took_effect(output: &str) -> bool {
+    output.contains("Success. Updated the following files")
 }
 
 impl TurnInspector for FinishNudge {
@@ -107,6 +127,7 @@ impl TurnInspector for FinishNudge {
     }
 
     fn after_tool_outputs(&mut self, outputs: &mut [ResponseItem]) {
+        self.note_write_results(outputs);
         self.annotate(outputs);
     }
 
@@ -134,6 +155,9 @@ impl FinishNudge {
             batch_writes: false,
             unchecked_write: false,
             reminded_to_check: false,
+            batch: BatchWrites::default(),
+            failed_write: None,
+            reminded_of_failure: false,
             require_call: false,
         }
     }
@@ -141,13 +165,45 @@ impl FinishNudge {
     /// Notes the calls about to run: a write leaves the files unchecked until a command runs.
     pub(crate) fn observe(&mut self, calls: &[ToolCall]) {
         self.batch_writes = false;
+        self.batch = BatchWrites {
+            unchecked_before: self.unchecked_write,
+            ..BatchWrites::default()
+        };
         for call in calls {
             if WRITING_TOOLS.contains(&call.tool_name.as_str()) {
                 self.unchecked_write = true;
                 self.batch_writes = true;
+                self.batch
+                    .writes
+                    .push((call.call_id.clone(), call.tool_name.clone()));
             } else if call.tool_name == SHELL_COMMAND {
                 self.unchecked_write = false;
+                self.batch.runs_command = true;
             }
+        }
+    }
+
+    /// After the batch ran: when every write in it failed, nothing changed — the files are
+    /// as checked (or unchecked) as before, and the failure is remembered for the finish.
+    fn note_write_results(&mut self, outputs: &[ResponseItem]) {
+        let batch = std::mem::take(&mut self.batch);
+        let results: Vec<(&str, bool)> = batch
+            .writes
+            .iter()
+            .filter_map(|(id, tool)| {
+                outputs.iter().find_map(|item| match item {
+                    ResponseItem::FunctionCallOutput { call_id, output } if call_id == id => {
+                        Some((tool.as_str(), write_took_effect(&output.text())))
+                    }
+                    _ => None,
+                })
+            })
+            .collect();
+        if results.iter().any(|(_, written)| *written) {
+            self.failed_write = None;
+        } else if let Some((tool, _)) = results.last() {
+            self.failed_write = Some((*tool).to_string());
+            self.unchecked_write = batch.unchecked_before && !batch.runs_command;
         }
     }
 
@@ -208,6 +264,15 @@ impl FinishNudge {
                     "The task names {missing}, which does not exist yet. Create it now."
                 )));
             }
+        }
+        if let Some(tool) = self.failed_write.as_deref()
+            && !self.reminded_of_failure
+        {
+            self.reminded_of_failure = true;
+            return Some(ResponseItem::user_text(format!(
+                "Your last `{tool}` call failed, so no file was changed. Its result says why \
+                 and what to send instead. Make the change now."
+            )));
         }
         if self.unchecked_write && !self.reminded_to_check {
             self.reminded_to_check = true;
@@ -401,8 +466,50 @@ mod tests {
             batch_writes: false,
             unchecked_write: false,
             reminded_to_check: false,
+            batch: BatchWrites::default(),
+            failed_write: None,
+            reminded_of_failure: false,
             require_call: false,
         }
+    }
+
+    fn output(id: &str, text: &str) -> ResponseItem {
+        ResponseItem::FunctionCallOutput {
+            call_id: id.into(),
+            output: FunctionCallOutputPayload::from(text.to_string()),
+        }
+    }
+
+    #[test]
+    fn a_failed_edit_is_not_a_change_and_ends_the_turn_only_after_one_reminder() {
+        let mut nudge = nudge();
+        nudge.before_tool_calls(&[call("e", "edit_file", "{}")]);
+        nudge.after_tool_outputs(&mut [output(
+            "e",
+            "edit_file: ci.yml was not changed: `old` does not occur in the file.",
+        )]);
+        let reminder = nudge.before_finish(Some("Done.")).unwrap();
+        assert_eq!(
+            reminder.message_text().unwrap(),
+            "Your last `edit_file` call failed, so no file was changed. Its result says why and \
+             what to send instead. Make the change now."
+        );
+        assert_eq!(
+            nudge.check(Some("Done.")),
+            None,
+            "no \"you changed files\": none changed"
+        );
+        // A write that took effect clears the failure and leaves the file unchecked.
+        let mut nudge = self::nudge();
+        nudge.before_tool_calls(&[call("e", "edit_file", "{}")]);
+        nudge.after_tool_outputs(&mut [output("e", "edit_file: not changed")]);
+        nudge.before_tool_calls(&[call("w", "write_file", "{}")]);
+        nudge.after_tool_outputs(&mut [output(
+            "w",
+            "Exit code: 0\nOutput:\nSuccess. Updated the following files:\nM a.py\n",
+        )]);
+        let reminder = nudge.check(Some("Done.")).unwrap();
+        assert!(reminder.message_text().unwrap().contains("Run the program"));
     }
 
     #[test]

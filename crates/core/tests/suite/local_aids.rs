@@ -98,8 +98,10 @@ async fn an_edit_changes_one_span_through_the_patch_path_and_a_wrong_span_says_w
         sse_turn(vec![edit]),
         sse_turn(vec![wrong]),
         sse_turn(vec![ev_assistant_message("m1", "Done.")]),
-        // The finish nudge asks once to run something; the second answer ends the turn.
+        // The finish nudge says once that the last edit failed, then asks once to run
+        // something (the first edit changed the file); the third answer ends the turn.
         sse_turn(vec![ev_assistant_message("m2", "Done.")]),
+        sse_turn(vec![ev_assistant_message("m3", "Done.")]),
     ])
     .await;
     let home = TempHome::for_server(&server, WireApi::Responses);
@@ -139,6 +141,15 @@ async fn an_edit_changes_one_span_through_the_patch_path_and_a_wrong_span_says_w
     assert!(
         refused.contains("L4:   \"port\": 8080"),
         "closest line: {refused}"
+    );
+    let reminders = requests[4].user_texts();
+    assert!(
+        reminders[reminders.len() - 2].starts_with("Your last `edit_file` call failed"),
+        "{reminders:?}"
+    );
+    assert!(
+        reminders[reminders.len() - 1].starts_with("You changed files but ran nothing"),
+        "{reminders:?}"
     );
     server.verify();
 }

@@ -124,6 +124,15 @@ fn a_rewrite_that_replaces_a_definition_is_refused_not_added() {
 }
 
 #[test]
+fn a_rewrite_under_new_names_that_keeps_a_line_is_refused_not_added() {
+    // A rename done by rewriting the file: adding it would leave calc_tax beside compute_tax.
+    let old = "RATE = 0.2\n\n\ndef calc_tax(amount):\n    return round(amount * RATE, 2)\n";
+    let new = "def compute_tax(amount):\n    return round(amount * RATE, 2)\n";
+    let message = refused(plan("tax.py", old, new));
+    assert!(message.contains("`RATE` and `calc_tax`"), "{message}");
+}
+
+#[test]
 fn a_settings_file_losing_its_keys_is_refused_without_appending_to_it() {
     let old =
         "[project]\nname = \"shelf\"\nversion = \"1.2.0\"\n\n[tool.black]\nline-length = 100\n";
