@@ -9,11 +9,16 @@ use crate::turn_context::TurnContext;
 use futures::future::join_all;
 use osprey_protocol::ResponseItem;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::RwLock;
 use tokio_util::sync::CancellationToken;
 
 /// The text a call gets when the turn is interrupted before it finishes.
 pub const ABORTED_OUTPUT: &str = "aborted: the turn was interrupted before this call finished";
+
+/// How long an interrupted call's handler may take to wind down (its cancel path) before
+/// it is dropped.
+const WIND_DOWN: Duration = Duration::from_secs(2);
 
 /// The outcome of running a batch of calls.
 pub struct BatchOutcome {
@@ -63,15 +68,21 @@ pub async fn run_tool_calls(
                 if cancel.is_cancelled() {
                     return Ok(ToolOutput::failure(ABORTED_OUTPUT));
                 }
+                let dispatch = registry.dispatch(invocation);
+                tokio::pin!(dispatch);
                 tokio::select! {
                     biased;
                     _ = cancel.cancelled() => {
-                        // Anything the handler handed its token to (a remote process, a
-                        // sub-agent wait) hears of the interrupt too.
+                        // The handler hears of the interrupt through its own token and gets
+                        // a moment to act on it: kill and reap its process, withdraw its
+                        // approval request, stop its sub-agent wait. Dropping it at once
+                        // would skip that and leave a pending approval behind. A handler
+                        // that ignores its token is dropped after the bound.
                         call_cancel.cancel();
+                        let _ = tokio::time::timeout(WIND_DOWN, &mut dispatch).await;
                         Ok(ToolOutput::failure(ABORTED_OUTPUT))
                     }
-                    result = registry.dispatch(invocation) => result,
+                    result = &mut dispatch => result,
                 }
             }
             .await;
@@ -103,8 +114,8 @@ mod tests {
     use crate::tools::registry::ToolHandler;
     use async_trait::async_trait;
     use osprey_protocol::{AskForApproval, SandboxPolicy, ThreadId, TurnId};
+    use std::sync::atomic::AtomicBool;
     use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::time::Duration;
     use tokio::sync::Barrier;
 
     /// Waits at a barrier with its sibling calls: only finishes if they run at the same time.
@@ -305,5 +316,82 @@ mod tests {
             panic!("unexpected {:?}", outcome.outputs)
         };
         assert_eq!(output.text(), ABORTED_OUTPUT);
+    }
+
+    /// Stands for a handler with cleanup to do when interrupted (an approval request to
+    /// withdraw, a process to reap): it records that its cancel path ran, or, when
+    /// `ignores_cancel`, never ends on its own.
+    struct CleansUp {
+        started: Arc<tokio::sync::Notify>,
+        cleaned_up: Arc<AtomicBool>,
+        ignores_cancel: bool,
+    }
+
+    #[async_trait]
+    impl ToolHandler for CleansUp {
+        fn spec(&self) -> osprey_tools::ToolSpec {
+            osprey_tools::ToolSpec::Function {
+                name: "cleans_up".to_string(),
+                description: String::new(),
+                strict: false,
+                parameters: osprey_tools::JsonSchema(serde_json::json!({"type": "object"})),
+            }
+        }
+        fn is_mutating(&self, _call: &ToolCall) -> bool {
+            true
+        }
+        async fn handle(&self, inv: ToolInvocation) -> Result<ToolOutput, ToolError> {
+            self.started.notify_one();
+            if self.ignores_cancel {
+                std::future::pending::<()>().await;
+            }
+            inv.cancel.cancelled().await;
+            tokio::task::yield_now().await;
+            self.cleaned_up.store(true, Ordering::SeqCst);
+            Ok(ToolOutput::failure("withdrawn"))
+        }
+    }
+
+    async fn interrupt_cleans_up(ignores_cancel: bool) -> (String, bool) {
+        let started = Arc::new(tokio::sync::Notify::new());
+        let cleaned_up = Arc::new(AtomicBool::new(false));
+        let handler: Arc<dyn ToolHandler> = Arc::new(CleansUp {
+            started: Arc::clone(&started),
+            cleaned_up: Arc::clone(&cleaned_up),
+            ignores_cancel,
+        });
+        let (registry, turn, services, _dir) = setup(vec![handler]);
+        let cancel = CancellationToken::new();
+        let trigger = cancel.clone();
+        tokio::spawn(async move {
+            started.notified().await;
+            trigger.cancel();
+        });
+        let outcome = run_tool_calls(
+            vec![call("1", "cleans_up")],
+            registry,
+            turn,
+            services,
+            cancel,
+        )
+        .await;
+        let ResponseItem::FunctionCallOutput { output, .. } = &outcome.outputs[0] else {
+            panic!("unexpected {:?}", outcome.outputs)
+        };
+        (output.text(), cleaned_up.load(Ordering::SeqCst))
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_interrupted_handler_runs_its_cancel_path_before_the_batch_returns() {
+        let (text, cleaned_up) = interrupt_cleans_up(false).await;
+        assert_eq!(text, ABORTED_OUTPUT);
+        assert!(cleaned_up, "the handler's cancel path ran to its end");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_handler_that_ignores_the_interrupt_is_dropped_after_the_wind_down() {
+        let (text, cleaned_up) = interrupt_cleans_up(true).await;
+        assert_eq!(text, ABORTED_OUTPUT);
+        assert!(!cleaned_up);
     }
 }
