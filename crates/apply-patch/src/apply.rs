@@ -22,6 +22,11 @@ use crate::error::ApplyError;
 use crate::fs::{EntryKind, LocalFileSystem, PatchFileSystem};
 use crate::verify::{ChangeKind, Content, Disk, FileChange, Final, VerifiedPatch};
 
+/// The first line of every successful application's summary. Callers that only see a
+/// tool's text output (the local model's finish check) recognise a write that took effect
+/// by it.
+pub const SUCCESS_HEADER: &str = "Success. Updated the following files:";
+
 /// The result of a successful application.
 #[derive(Debug, Clone)]
 pub struct ApplySummary {
@@ -36,7 +41,7 @@ pub struct ApplySummary {
 /// Builds the success text for a list of changes: additions, then updates,
 /// then deletions, each with the path as the patch wrote it.
 pub fn summary_text(changes: &[FileChange]) -> String {
-    let mut text = String::from("Success. Updated the following files:\n");
+    let mut text = format!("{SUCCESS_HEADER}\n");
     for (kind, letter) in [
         (ChangeKind::Add, 'A'),
         (ChangeKind::Update, 'M'),

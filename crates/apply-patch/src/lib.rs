@@ -68,7 +68,7 @@ mod parser;
 mod paths;
 mod verify;
 
-pub use apply::{ApplySummary, apply_verified, apply_verified_in, summary_text};
+pub use apply::{ApplySummary, SUCCESS_HEADER, apply_verified, apply_verified_in, summary_text};
 pub use cli::{EXIT_FAILURE, EXIT_SUCCESS, EXIT_USAGE, run_cli, run_cli_with_roots};
 pub use error::ApplyError;
 pub use fs::{EntryKind, LocalFileSystem, PatchFileSystem};

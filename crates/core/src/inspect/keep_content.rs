@@ -122,11 +122,7 @@ pub(super) fn keeps_everything(old: &str, new: &str) -> bool {
     if let (Some(old), Some(new)) = (Json::parse_object(old), Json::parse_object(new)) {
         return old.keys_missing_from(&new).is_empty();
     }
-    let kept: HashSet<&str> = new.lines().map(str::trim).collect();
-    old.lines()
-        .map(str::trim)
-        .filter(|line| !line.is_empty())
-        .all(|line| kept.contains(line))
+    LineOverlap::of(old, new).keeps_all()
 }
 
 /// The plan for writing `new` over `old`.
@@ -135,14 +131,15 @@ fn plan(path: &str, old: &str, new: &str) -> Plan {
         return json_plan(path, old, &old_json, &new_json);
     }
     let lost = lost_names(old, new);
-    if lost.is_empty() || !drops_most_lines(old, new) {
+    let overlap = LineOverlap::of(old, new);
+    if lost.is_empty() || !overlap.drops_most() {
         return Plan::AsGiven;
     }
     let listed = listed(&lost);
     // Added code shares nothing with the file: no defined name, no line. A rewrite that
     // renames a function still shares its body's lines, and is refused instead.
     let shared_names = defined_names(old).intersection(&defined_names(new)).count();
-    if shared_names == 0 && !shares_a_line(old, new) && !is_structured(path) {
+    if shared_names == 0 && !overlap.shares_a_line() && !is_structured(path) {
         let mut content = old.trim_end_matches('\n').to_string();
         content.push_str("\n\n");
         content.push_str(new.trim_start_matches('\n'));
@@ -210,24 +207,39 @@ fn is_structured(path: &str) -> bool {
     .any(|ext| lower.ends_with(ext))
 }
 
-/// Whether a non-blank line (trimmed) of `old` is also in `new`.
-fn shares_a_line(old: &str, new: &str) -> bool {
-    let kept: HashSet<&str> = new.lines().map(str::trim).collect();
-    old.lines()
-        .map(str::trim)
-        .any(|line| !line.is_empty() && kept.contains(line))
+/// How many of the old content's non-blank lines (trimmed) the new content still has.
+struct LineOverlap {
+    old_lines: usize,
+    kept: usize,
 }
 
-/// At least half of the old file's non-blank lines are not in the new content.
-fn drops_most_lines(old: &str, new: &str) -> bool {
-    let kept: HashSet<&str> = new.lines().map(str::trim).collect();
-    let old_lines: Vec<&str> = old
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    let dropped = old_lines.iter().filter(|l| !kept.contains(*l)).count();
-    old_lines.len() >= 2 && dropped * 2 >= old_lines.len()
+impl LineOverlap {
+    fn of(old: &str, new: &str) -> Self {
+        let now: HashSet<&str> = new.lines().map(str::trim).collect();
+        let old_lines: Vec<&str> = old
+            .lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty())
+            .collect();
+        let kept = old_lines.iter().filter(|line| now.contains(*line)).count();
+        Self {
+            old_lines: old_lines.len(),
+            kept,
+        }
+    }
+
+    fn keeps_all(&self) -> bool {
+        self.kept == self.old_lines
+    }
+
+    fn shares_a_line(&self) -> bool {
+        self.kept > 0
+    }
+
+    /// At least half of the old lines are gone (and there were at least two).
+    fn drops_most(&self) -> bool {
+        self.old_lines >= 2 && (self.old_lines - self.kept) * 2 >= self.old_lines
+    }
 }
 
 /// Names the old content defines and the new one does not.

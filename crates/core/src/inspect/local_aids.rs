@@ -111,7 +111,7 @@ struct BatchWrites {
 
 /// Whether a write's result says it changed files (the patch summary every write ends in).
 fn write_took_effect(output: &str) -> bool {
-    output.contains("Success. Updated the following files")
+    output.contains(osprey_apply_patch::SUCCESS_HEADER)
 }
 
 impl TurnInspector for FinishNudge {

@@ -5,10 +5,12 @@
 use super::harness::*;
 use async_trait::async_trait;
 use osprey_config::ModelProviderInfo;
+use osprey_core::{OspreyThread, ThreadManager};
 use osprey_model::{ModelClient, ModelError, ModelProviderFactory};
 use osprey_test_support::*;
 use pretty_assertions::assert_eq;
 use serde_json::json;
+use std::path::Path;
 use std::sync::Arc;
 
 /// `local`, answered by the mock server.
@@ -23,6 +25,19 @@ impl ModelProviderFactory for MockAsLocal {
     async fn open(&self, _config: &osprey_config::Config) -> Result<ModelClient, ModelError> {
         ModelClient::new(self.0.clone(), &|_| Some(TEST_API_KEY.to_owned()))
     }
+}
+
+/// A thread in `repo` on the `local` provider (the small tool profile and its inspectors),
+/// answered by the mock server `home` points at. The manager is returned so it outlives
+/// the turn.
+async fn local_thread(home: &TempHome, repo: &Path) -> (ThreadManager, Arc<OspreyThread>) {
+    let mut config = config(home, repo);
+    let mock = config.model_providers["mock"].clone();
+    config.model_provider_id = osprey_config::LOCAL_PROVIDER_ID.to_owned();
+    config.model_provider = config.model_providers[osprey_config::LOCAL_PROVIDER_ID].clone();
+    let manager = manager(home).with_provider(Arc::new(MockAsLocal(mock)));
+    let thread = manager.start_thread(config).await.expect("thread starts");
+    (manager, thread)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -46,12 +61,7 @@ async fn a_refused_write_does_not_stop_the_reads_of_its_batch() {
     ])
     .await;
     let home = TempHome::for_server(&server, WireApi::Responses);
-    let mut config = config(&home, repo.path());
-    let mock = config.model_providers["mock"].clone();
-    config.model_provider_id = osprey_config::LOCAL_PROVIDER_ID.to_owned();
-    config.model_provider = config.model_providers[osprey_config::LOCAL_PROVIDER_ID].clone();
-    let manager = manager(&home).with_provider(Arc::new(MockAsLocal(mock)));
-    let thread = manager.start_thread(config).await.expect("thread starts");
+    let (_manager, thread) = local_thread(&home, repo.path()).await;
     let _events = run_turn(&thread, "change a", Vec::new()).await;
     let requests = server.requests();
     let read_output = requests[1].output_for("call_read").unwrap();
@@ -106,12 +116,7 @@ async fn an_edit_changes_one_span_through_the_patch_path_and_a_wrong_span_says_w
     .await;
     let home = TempHome::for_server(&server, WireApi::Responses);
     home.write_config("approval_policy = \"never\"\nsandbox_mode = \"danger-full-access\"\n");
-    let mut config = config(&home, repo.path());
-    let mock = config.model_providers["mock"].clone();
-    config.model_provider_id = osprey_config::LOCAL_PROVIDER_ID.to_owned();
-    config.model_provider = config.model_providers[osprey_config::LOCAL_PROVIDER_ID].clone();
-    let manager = manager(&home).with_provider(Arc::new(MockAsLocal(mock)));
-    let thread = manager.start_thread(config).await.expect("thread starts");
+    let (_manager, thread) = local_thread(&home, repo.path()).await;
     let events = run_turn(&thread, "In config.json, set debug to false.", Vec::new()).await;
     assert_eq!(
         std::fs::read_to_string(repo.path().join("config.json")).unwrap(),
@@ -177,12 +182,7 @@ async fn a_json_write_with_only_the_keys_to_set_keeps_the_others_and_says_so() {
     .await;
     let home = TempHome::for_server(&server, WireApi::Responses);
     home.write_config("approval_policy = \"never\"\nsandbox_mode = \"danger-full-access\"\n");
-    let mut config = config(&home, repo.path());
-    let mock = config.model_providers["mock"].clone();
-    config.model_provider_id = osprey_config::LOCAL_PROVIDER_ID.to_owned();
-    config.model_provider = config.model_providers[osprey_config::LOCAL_PROVIDER_ID].clone();
-    let manager = manager(&home).with_provider(Arc::new(MockAsLocal(mock)));
-    let thread = manager.start_thread(config).await.expect("thread starts");
+    let (_manager, thread) = local_thread(&home, repo.path()).await;
     let prompt = "In config.json, set debug to false and add retries with the value 3.";
     let _events = run_turn(&thread, prompt, Vec::new()).await;
     assert_eq!(
@@ -228,12 +228,7 @@ async fn a_repeated_call_gets_its_earlier_result_once_and_a_second_repeat_ends_t
     ])
     .await;
     let home = TempHome::for_server(&server, WireApi::Responses);
-    let mut config = config(&home, repo.path());
-    let mock = config.model_providers["mock"].clone();
-    config.model_provider_id = osprey_config::LOCAL_PROVIDER_ID.to_owned();
-    config.model_provider = config.model_providers[osprey_config::LOCAL_PROVIDER_ID].clone();
-    let manager = manager(&home).with_provider(Arc::new(MockAsLocal(mock)));
-    let thread = manager.start_thread(config).await.expect("thread starts");
+    let (_manager, thread) = local_thread(&home, repo.path()).await;
     let events = run_turn(&thread, "Which port does the service use?", Vec::new()).await;
     let requests = server.requests();
     assert_eq!(
@@ -289,12 +284,7 @@ async fn a_count_read_by_eye_is_sent_back_to_the_shell_and_call_narration_is_lef
     ])
     .await;
     let home = TempHome::for_server(&server, WireApi::Responses);
-    let mut config = config(&home, repo.path());
-    let mock = config.model_providers["mock"].clone();
-    config.model_provider_id = osprey_config::LOCAL_PROVIDER_ID.to_owned();
-    config.model_provider = config.model_providers[osprey_config::LOCAL_PROVIDER_ID].clone();
-    let manager = manager(&home).with_provider(Arc::new(MockAsLocal(mock)));
-    let thread = manager.start_thread(config).await.expect("thread starts");
+    let (_manager, thread) = local_thread(&home, repo.path()).await;
     let question = "How many rows of sales.csv have the region north?";
     let _events = run_turn(&thread, question, Vec::new()).await;
     let requests = server.requests();
