@@ -367,6 +367,7 @@ fn resolve_local_model(raw: LocalModelToml) -> Result<LocalModelConfig, String> 
             .protect_named_check
             .unwrap_or(default.protect_named_check),
         verify_named_check: raw.verify_named_check.unwrap_or(default.verify_named_check),
+        fix_failed_check: raw.fix_failed_check.unwrap_or(default.fix_failed_check),
         check_expected_output: raw
             .check_expected_output
             .unwrap_or(default.check_expected_output),

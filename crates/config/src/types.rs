@@ -54,6 +54,8 @@ pub struct LocalModelConfig {
     pub protect_named_check: bool,
     /// Ask once to run the command (or check the output) the request names.
     pub verify_named_check: bool,
+    /// Send a named check that failed on its last run since the last write back once.
+    pub fix_failed_check: bool,
     /// Say once when the last run since the last write did not print what the request says
     /// the output should be.
     pub check_expected_output: bool,
@@ -96,6 +98,7 @@ impl Default for LocalModelConfig {
             read_before_write: true,
             protect_named_check: true,
             verify_named_check: true,
+            fix_failed_check: true,
             check_expected_output: true,
             answer_from_evidence: true,
             question_read_only: true,

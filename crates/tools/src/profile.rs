@@ -62,6 +62,9 @@ pub enum TurnAid {
     ProtectNamedCheck,
     /// Ask once to run the command (or check the output) the request names.
     VerifyNamedCheck,
+    /// Send a named check that failed on its last run since the last write back once, with
+    /// the end of its output, when the model ends its turn.
+    FixFailedCheck,
     /// Say once when the last run since the last write did not print the output the request
     /// states.
     CheckExpectedOutput,
@@ -199,6 +202,7 @@ impl ToolProfile {
                 TurnAid::KeepContent,
                 TurnAid::RepeatNudge,
                 TurnAid::LoopGuard,
+                TurnAid::FixFailedCheck,
                 TurnAid::VerifyNamedCheck,
                 TurnAid::CheckExpectedOutput,
                 TurnAid::FinishNudge,

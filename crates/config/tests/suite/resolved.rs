@@ -253,7 +253,8 @@ fn local_model_settings_default_to_every_aid_on() {
          answer_from_evidence = false\nrelated_files = false\nwrite_diff = false\n\
          edit_tool = false\ncheck_expected_output = false\n\
          protect_named_check = false\nrepeat_nudge = false\nquestion_read_only = false\n\
-         hide_call_narration = false\nquestion_focus = false\nkeep_content = false\n",
+         hide_call_narration = false\nquestion_focus = false\nkeep_content = false\n\
+         fix_failed_check = false\n",
     );
     let loaded = fx.build().unwrap();
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
@@ -271,6 +272,7 @@ fn local_model_settings_default_to_every_aid_on() {
             read_before_write: false,
             protect_named_check: false,
             verify_named_check: false,
+            fix_failed_check: false,
             check_expected_output: false,
             answer_from_evidence: false,
             question_read_only: false,

@@ -4,15 +4,14 @@
 //!
 //! - [`VerifyNamedCheck`] (`verify_named_check`): the request names a command ("check with
 //!   sh check.sh", "run python3 pages.py") or an expected output ("should print 4"), and
-//!   the model ends its turn without having run it since its last write — or, once, its
-//!   last run since the last write failed (the reminder shows the end of its output);
+//!   the model ends its turn without having run it since its last write (a run that failed
+//!   is [`super::failed_check`]'s to send back);
 //! - [`AnswerFromEvidence`] (`answer_from_evidence`): the request is a question, the project
 //!   has files, and the model answers without having read any.
 
 use osprey_model::{Prompt, ToolChoice};
 use osprey_protocol::ResponseItem;
 use osprey_tools::names::{READ_FILE, SHELL_COMMAND};
-use std::collections::HashMap;
 
 use super::{CallVerdict, TurnInspector, TurnStart, WRITING_TOOLS};
 use crate::tools::call::{ToolCall, ToolPayload};
@@ -152,40 +151,14 @@ fn names_expected_output(request: &str) -> bool {
     .any(|phrase| lower.contains(phrase))
 }
 
-/// Most output lines a failed-check reminder shows.
-const FAILED_CHECK_LINES: usize = 8;
-
-/// Asks once to run the check the request names when nothing ran it since the last write,
-/// and once to fix what it reports when its last run since the last write failed.
+/// Asks once to run the check the request names when nothing ran it since the last write.
 pub(crate) struct VerifyNamedCheck {
     named: Vec<String>,
     expects_output: bool,
     /// Commands run since the last write (all of them when nothing was written).
     ran_since_write: Vec<String>,
-    /// Shell calls of the batch being run, by call id: the named check each runs.
-    running: HashMap<String, String>,
-    /// The named check whose last run since the last write failed, and its output's end.
-    failed: Option<(String, String)>,
     asked: bool,
-    asked_to_fix: bool,
     require_call: bool,
-}
-
-/// Whether a shell result says the command exited 0 (the exec output's status line).
-fn exited_zero(output: &str) -> bool {
-    output
-        .lines()
-        .take(6)
-        .any(|line| line.trim() == "Process exited with code 0")
-}
-
-/// The last [`FAILED_CHECK_LINES`] non-blank lines of a shell result's output.
-fn output_tail(output: &str) -> String {
-    let body = output
-        .split_once("\nOutput:\n")
-        .map_or(output, |(_, body)| body);
-    let lines: Vec<&str> = body.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(FAILED_CHECK_LINES)..].join("\n")
 }
 
 impl VerifyNamedCheck {
@@ -194,25 +167,13 @@ impl VerifyNamedCheck {
             named: named_commands(start.request),
             expects_output: names_expected_output(start.request),
             ran_since_write: Vec::new(),
-            running: HashMap::new(),
-            failed: None,
             asked: false,
-            asked_to_fix: false,
             require_call: false,
         }
     }
 
     /// The reminder to give when the turn would end now.
     fn check(&mut self) -> Option<ResponseItem> {
-        if let Some((named, tail)) = self.failed.as_ref().filter(|_| !self.asked_to_fix) {
-            let text = format!(
-                "The check `{named}` failed on its last run. The end of its output:\n{tail}\n\
-                 The task is not done until it passes: fix what it reports, then run it again."
-            );
-            self.asked_to_fix = true;
-            self.require_call = true;
-            return Some(ResponseItem::user_text(text));
-        }
         if self.asked {
             return None;
         }
@@ -247,32 +208,14 @@ impl TurnInspector for VerifyNamedCheck {
     }
 
     fn before_tool_calls(&mut self, calls: &[ToolCall]) -> CallVerdict {
-        self.running.clear();
         for call in calls {
             if WRITING_TOOLS.contains(&call.tool_name.as_str()) {
                 self.ran_since_write.clear();
-                self.failed = None;
             } else if let Some(command) = command_of(call) {
-                if let Some(named) = self.named.iter().find(|named| runs(&command, named)) {
-                    self.running.insert(call.call_id.clone(), named.clone());
-                }
                 self.ran_since_write.push(command);
             }
         }
         CallVerdict::Run
-    }
-
-    fn after_tool_outputs(&mut self, outputs: &mut [ResponseItem]) {
-        for item in outputs.iter() {
-            let ResponseItem::FunctionCallOutput { call_id, output } = item else {
-                continue;
-            };
-            let Some(named) = self.running.get(call_id.as_str()) else {
-                continue;
-            };
-            let text = output.text();
-            self.failed = (!exited_zero(&text)).then(|| (named.clone(), output_tail(&text)));
-        }
     }
 
     fn before_finish(&mut self, _answer: Option<&str>) -> Option<ResponseItem> {
@@ -388,66 +331,6 @@ mod tests {
             tool_names: &[],
             command_path: None,
         }
-    }
-
-    fn shell_result(command: &str, id: &str, text: &str) -> (ToolCall, ResponseItem) {
-        let mut call = shell(command);
-        call.call_id = id.to_string();
-        let output = ResponseItem::FunctionCallOutput {
-            call_id: id.into(),
-            output: osprey_protocol::FunctionCallOutputPayload::from(text.to_string()),
-        };
-        (call, output)
-    }
-
-    #[test]
-    fn a_named_check_that_failed_last_is_sent_back_once_with_the_end_of_its_output() {
-        let dir = tempfile::tempdir().unwrap();
-        let request = "Rename calc_tax to compute_tax, so that python3 -m unittest still passes.";
-        let mut aid = VerifyNamedCheck::new(&start(request, dir.path()));
-        aid.before_tool_calls(&[write()]);
-        let (run, result) = shell_result(
-            "python3 -m unittest",
-            "u1",
-            "Chunk ID: 1\nWall time: 0.1 seconds\nProcess exited with code 1\nOutput:\n\
-             Traceback (most recent call last):\nImportError: cannot import name 'compute_tax'\n",
-        );
-        aid.before_tool_calls(&[run]);
-        aid.after_tool_outputs(&mut [result]);
-        let reminder = aid.before_finish(Some("Done.")).unwrap();
-        assert_eq!(
-            reminder.message_text().unwrap(),
-            "The check `python3 -m unittest` failed on its last run. The end of its output:\n\
-             Traceback (most recent call last):\nImportError: cannot import name 'compute_tax'\n\
-             The task is not done until it passes: fix what it reports, then run it again."
-        );
-        let mut prompt = Prompt::default();
-        aid.before_request(&mut prompt);
-        assert_eq!(prompt.tool_choice, ToolChoice::Required);
-        assert_eq!(aid.before_finish(Some("Done.")), None, "once");
-
-        // A run that passes, or a write after the failure, leaves nothing to fix.
-        let mut aid = VerifyNamedCheck::new(&start(request, dir.path()));
-        let (run, failed) = shell_result(
-            "python3 -m unittest",
-            "u1",
-            "Process exited with code 1\nOutput:\nFAILED\n",
-        );
-        aid.before_tool_calls(&[run]);
-        aid.after_tool_outputs(&mut [failed]);
-        let (run, passed) = shell_result(
-            "python3 -m unittest -v",
-            "u2",
-            "Process exited with code 0\nOutput:\nOK\n",
-        );
-        aid.before_tool_calls(&[run]);
-        aid.after_tool_outputs(&mut [passed]);
-        assert_eq!(aid.before_finish(Some("Done.")), None);
-        // Other commands do not count as the check.
-        let (run, other) = shell_result("ls", "u3", "Process exited with code 2\nOutput:\nnope\n");
-        aid.before_tool_calls(&[run]);
-        aid.after_tool_outputs(&mut [other]);
-        assert_eq!(aid.before_finish(Some("Done.")), None);
     }
 
     #[test]

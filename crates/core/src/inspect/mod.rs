@@ -18,6 +18,7 @@ mod call_narration;
 mod check_aids;
 mod check_guard;
 mod expected_output;
+mod failed_check;
 mod keep_content;
 mod local_aids;
 mod question_focus;
@@ -118,6 +119,7 @@ impl TurnInspectors {
                         Box::new(check_guard::ProtectNamedCheck::new(start))
                     }
                     TurnAid::VerifyNamedCheck => Box::new(check_aids::VerifyNamedCheck::new(start)),
+                    TurnAid::FixFailedCheck => Box::new(failed_check::FixFailedCheck::new(start)),
                     TurnAid::CheckExpectedOutput => {
                         Box::new(expected_output::CheckExpectedOutput::new(start))
                     }

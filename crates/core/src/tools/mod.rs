@@ -61,6 +61,7 @@ pub fn profile_for(config: &Config) -> ToolProfile {
         (TurnAid::RepeatNudge, local.repeat_nudge),
         (TurnAid::ProtectNamedCheck, local.protect_named_check),
         (TurnAid::VerifyNamedCheck, local.verify_named_check),
+        (TurnAid::FixFailedCheck, local.fix_failed_check),
         (TurnAid::CheckExpectedOutput, local.check_expected_output),
         (TurnAid::AnswerFromEvidence, local.answer_from_evidence),
         (TurnAid::QuestionReadOnly, local.question_read_only),
@@ -302,6 +303,7 @@ mod tests {
             TurnAid::HideCallNarration,
             TurnAid::QuestionFocus,
             TurnAid::KeepContent,
+            TurnAid::FixFailedCheck,
         ];
         let all = profile_for(&local_config(osprey_config::LocalToolProfile::Local));
         assert!(aids.iter().all(|aid| all.has_aid(*aid)), "on by default");
@@ -320,6 +322,7 @@ mod tests {
                 &mut config.local_model.hide_call_narration,
                 &mut config.local_model.question_focus,
                 &mut config.local_model.keep_content,
+                &mut config.local_model.fix_failed_check,
             ];
             *switches.into_iter().nth(i).unwrap() = false;
             let profile = profile_for(&config);

@@ -1,0 +1,211 @@
+//! [`FixFailedCheck`] (`fix_failed_check`): the request names a check (`python3 -m
+//! unittest`, `sh check.sh`), its last run since the last write failed, and the model ends
+//! its turn. It is told once that the task is not done until the check passes, with the end
+//! of the check's output, and its next answer must be a call.
+
+use osprey_model::{Prompt, ToolChoice};
+use osprey_protocol::ResponseItem;
+use std::collections::HashMap;
+
+use super::check_aids::{command_of, named_commands, runs};
+use super::{CallVerdict, TurnInspector, TurnStart, WRITING_TOOLS};
+use crate::tools::call::ToolCall;
+
+/// Most output lines the reminder shows.
+const FAILED_CHECK_LINES: usize = 8;
+
+/// Sends a named check's failure back once when the turn would end on it.
+pub(crate) struct FixFailedCheck {
+    named: Vec<String>,
+    /// Shell calls of the batch being run, by call id: the named check each runs.
+    running: HashMap<String, String>,
+    /// The named check whose last run since the last write failed, and its output's end.
+    failed: Option<(String, String)>,
+    asked: bool,
+    require_call: bool,
+}
+
+impl FixFailedCheck {
+    pub(crate) fn new(start: &TurnStart<'_>) -> Self {
+        Self {
+            named: named_commands(start.request),
+            running: HashMap::new(),
+            failed: None,
+            asked: false,
+            require_call: false,
+        }
+    }
+}
+
+/// Whether a shell result says the command exited 0 (the exec output's status line).
+fn exited_zero(output: &str) -> bool {
+    output
+        .lines()
+        .take(6)
+        .any(|line| line.trim() == "Process exited with code 0")
+}
+
+/// The last [`FAILED_CHECK_LINES`] non-blank lines of a shell result's output.
+fn output_tail(output: &str) -> String {
+    let body = output
+        .split_once("\nOutput:\n")
+        .map_or(output, |(_, body)| body);
+    let lines: Vec<&str> = body.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(FAILED_CHECK_LINES)..].join("\n")
+}
+
+impl TurnInspector for FixFailedCheck {
+    fn before_request(&mut self, prompt: &mut Prompt) {
+        if std::mem::take(&mut self.require_call) {
+            prompt.tool_choice = ToolChoice::Required;
+        }
+    }
+
+    fn before_tool_calls(&mut self, calls: &[ToolCall]) -> CallVerdict {
+        self.running.clear();
+        for call in calls {
+            if WRITING_TOOLS.contains(&call.tool_name.as_str()) {
+                self.failed = None;
+            } else if let Some(command) = command_of(call)
+                && let Some(named) = self.named.iter().find(|named| runs(&command, named))
+            {
+                self.running.insert(call.call_id.clone(), named.clone());
+            }
+        }
+        CallVerdict::Run
+    }
+
+    fn after_tool_outputs(&mut self, outputs: &mut [ResponseItem]) {
+        for item in outputs.iter() {
+            let ResponseItem::FunctionCallOutput { call_id, output } = item else {
+                continue;
+            };
+            let Some(named) = self.running.get(call_id.as_str()) else {
+                continue;
+            };
+            let text = output.text();
+            self.failed = (!exited_zero(&text)).then(|| (named.clone(), output_tail(&text)));
+        }
+    }
+
+    fn before_finish(&mut self, _answer: Option<&str>) -> Option<ResponseItem> {
+        if self.asked {
+            return None;
+        }
+        let (named, tail) = self.failed.as_ref()?;
+        let text = format!(
+            "The check `{named}` failed on its last run. The end of its output:\n{tail}\n\
+             The task is not done until it passes: fix what it reports, then run it again."
+        );
+        self.asked = true;
+        self.require_call = true;
+        Some(ResponseItem::user_text(text))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::call::ToolPayload;
+    use osprey_tools::names::{SHELL_COMMAND, WRITE_FILE};
+    use pretty_assertions::assert_eq;
+
+    fn call(tool: &str, id: &str, arguments: serde_json::Value) -> ToolCall {
+        ToolCall {
+            call_id: id.to_string(),
+            tool_name: tool.to_string(),
+            payload: ToolPayload::Function {
+                arguments: arguments.to_string(),
+            },
+        }
+    }
+
+    fn write() -> ToolCall {
+        call(
+            WRITE_FILE,
+            "w",
+            serde_json::json!({"path": "a.py", "content": ""}),
+        )
+    }
+
+    fn start<'a>(request: &'a str, cwd: &'a std::path::Path) -> TurnStart<'a> {
+        TurnStart {
+            request,
+            cwd,
+            tool_names: &[],
+            command_path: None,
+        }
+    }
+
+    /// Runs `command` through the aid as call `id`, with `text` as its result.
+    fn run(aid: &mut FixFailedCheck, command: &str, id: &str, text: &str) {
+        let shell = call(SHELL_COMMAND, id, serde_json::json!({ "command": command }));
+        aid.before_tool_calls(&[shell]);
+        let output = ResponseItem::FunctionCallOutput {
+            call_id: id.into(),
+            output: osprey_protocol::FunctionCallOutputPayload::from(text.to_string()),
+        };
+        aid.after_tool_outputs(&mut [output]);
+    }
+
+    const REQUEST: &str =
+        "Rename calc_tax to compute_tax, so that python3 -m unittest still passes.";
+
+    #[test]
+    fn a_named_check_that_failed_last_is_sent_back_once_with_the_end_of_its_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut aid = FixFailedCheck::new(&start(REQUEST, dir.path()));
+        aid.before_tool_calls(&[write()]);
+        run(
+            &mut aid,
+            "python3 -m unittest",
+            "u1",
+            "Chunk ID: 1\nWall time: 0.1 seconds\nProcess exited with code 1\nOutput:\n\
+             Traceback (most recent call last):\nImportError: cannot import name 'compute_tax'\n",
+        );
+        let reminder = aid.before_finish(Some("Done.")).unwrap();
+        assert_eq!(
+            reminder.message_text().unwrap(),
+            "The check `python3 -m unittest` failed on its last run. The end of its output:\n\
+             Traceback (most recent call last):\nImportError: cannot import name 'compute_tax'\n\
+             The task is not done until it passes: fix what it reports, then run it again."
+        );
+        let mut prompt = Prompt::default();
+        aid.before_request(&mut prompt);
+        assert_eq!(prompt.tool_choice, ToolChoice::Required);
+        assert_eq!(aid.before_finish(Some("Done.")), None, "once");
+    }
+
+    #[test]
+    fn a_later_pass_a_later_write_or_another_command_leaves_nothing_to_fix() {
+        let dir = tempfile::tempdir().unwrap();
+        let failed = "Process exited with code 1\nOutput:\nFAILED\n";
+        let mut aid = FixFailedCheck::new(&start(REQUEST, dir.path()));
+        run(&mut aid, "python3 -m unittest", "u1", failed);
+        run(
+            &mut aid,
+            "python3 -m unittest -v",
+            "u2",
+            "Process exited with code 0\nOutput:\nOK\n",
+        );
+        assert_eq!(aid.before_finish(Some("Done.")), None, "passed last");
+
+        let mut aid = FixFailedCheck::new(&start(REQUEST, dir.path()));
+        run(&mut aid, "python3 -m unittest", "u1", failed);
+        aid.before_tool_calls(&[write()]);
+        assert_eq!(aid.before_finish(Some("Done.")), None, "written since");
+
+        let mut aid = FixFailedCheck::new(&start(REQUEST, dir.path()));
+        run(
+            &mut aid,
+            "ls",
+            "u3",
+            "Process exited with code 2\nOutput:\nnope\n",
+        );
+        assert_eq!(aid.before_finish(Some("Done.")), None, "not the check");
+
+        let mut aid = FixFailedCheck::new(&start("Add a docstring to a.py.", dir.path()));
+        run(&mut aid, "python3 -m unittest", "u1", failed);
+        assert_eq!(aid.before_finish(Some("Done.")), None, "nothing named");
+    }
+}
