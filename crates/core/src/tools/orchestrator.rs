@@ -367,6 +367,11 @@ impl Orchestrator {
         timeout: Option<&TimeoutControl>,
     ) -> Result<(), ToolError> {
         let turn = inv.turn;
+        // A call winding down after an interrupt goes no further, not even on an approval
+        // remembered for the session.
+        if inv.cancel.is_cancelled() {
+            return Err(ToolError::Fatal(subject.aborted()));
+        }
         if turn.approval_policy == AskForApproval::Never {
             return Err(ToolError::RespondToModel(subject.refusal(&reason)));
         }
@@ -442,5 +447,63 @@ impl CommandPlan {
             justification: self.justification.clone(),
             sandbox_denial,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::EventEmitter;
+    use osprey_protocol::{ThreadId, TurnId};
+    use tokio_util::sync::CancellationToken;
+
+    fn turn(dir: &Path) -> TurnContext {
+        TurnContext {
+            turn_id: TurnId("turn-1".into()),
+            cwd: dir.to_path_buf(),
+            model: "m".into(),
+            effort: None,
+            approval_policy: AskForApproval::OnRequest,
+            sandbox_policy: SandboxPolicy::ReadOnly,
+            output_schema: None,
+            config: Arc::new(osprey_config::Config::for_tests(dir, dir).unwrap()),
+        }
+    }
+
+    #[tokio::test]
+    async fn an_interrupted_call_is_not_let_through_by_a_session_approval() {
+        let dir = tempfile::tempdir().unwrap();
+        let turn = turn(dir.path());
+        let orchestrator = Orchestrator::new(Arc::new(AllowAll), Arc::new(NoSandbox));
+        let subject = ApprovalSubject::Command {
+            argv: vec!["make".into(), "deploy".into()],
+            cwd: dir.path().to_path_buf(),
+            escalation: true,
+            prefix_rule: None,
+            justification: None,
+            sandbox_denial: None,
+        };
+        orchestrator.session_approvals.remember(&subject);
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let events = EventEmitter::new(ThreadId::new(), tx);
+        let cancel = CancellationToken::new();
+        let scope = CallScope {
+            turn: &turn,
+            call_id: "call-1",
+            events: &events,
+            cancel: &cancel,
+        };
+        let approved = orchestrator
+            .approve(scope, &subject, "why".into(), None)
+            .await;
+        assert!(approved.is_ok(), "remembered for the session");
+        cancel.cancel();
+        let after_interrupt = orchestrator
+            .approve(scope, &subject, "why".into(), None)
+            .await;
+        assert!(
+            matches!(after_interrupt, Err(ToolError::Fatal(_))),
+            "the interrupt wins over the session approval"
+        );
     }
 }
