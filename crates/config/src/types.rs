@@ -65,6 +65,9 @@ pub struct LocalModelConfig {
     pub question_read_only: bool,
     /// After a write, name the other files that still mention identifiers it removed.
     pub related_files: bool,
+    /// When a command reports a name as not defined that another project file defines, say
+    /// which file and the line that imports it.
+    pub missing_name: bool,
     /// Show each write's diff in its result.
     pub write_diff: bool,
     /// Refuse once a whole-file write that would drop most of an existing file, offering a
@@ -103,6 +106,7 @@ impl Default for LocalModelConfig {
             answer_from_evidence: true,
             question_read_only: true,
             related_files: true,
+            missing_name: true,
             write_diff: true,
             keep_content: true,
             hide_call_narration: true,

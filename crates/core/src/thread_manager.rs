@@ -501,6 +501,7 @@ impl Shared {
                 TurnAid::VerifyNamedCheck,
                 TurnAid::AnswerFromEvidence,
                 TurnAid::RelatedFiles,
+                TurnAid::MissingName,
                 TurnAid::WriteDiff,
                 TurnAid::KeepContent,
             ] {

@@ -72,6 +72,9 @@ pub enum TurnAid {
     AnswerFromEvidence,
     /// After a write, name the other files that still mention identifiers it removed.
     RelatedFiles,
+    /// When a command reports a name as not defined (Python's NameError, JavaScript's
+    /// ReferenceError) that another project file defines, say which file and how to import it.
+    MissingName,
     /// Show each write's diff in its result.
     WriteDiff,
     /// Refuse once a whole-file write that would drop most of an existing file, offering a
@@ -209,6 +212,7 @@ impl ToolProfile {
                 TurnAid::AnswerFromEvidence,
                 TurnAid::QuestionFocus,
                 TurnAid::RelatedFiles,
+                TurnAid::MissingName,
                 TurnAid::WriteDiff,
                 TurnAid::HideCallNarration,
                 TurnAid::ProjectFiles,

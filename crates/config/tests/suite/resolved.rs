@@ -254,7 +254,7 @@ fn local_model_settings_default_to_every_aid_on() {
          edit_tool = false\ncheck_expected_output = false\n\
          protect_named_check = false\nrepeat_nudge = false\nquestion_read_only = false\n\
          hide_call_narration = false\nquestion_focus = false\nkeep_content = false\n\
-         fix_failed_check = false\n",
+         fix_failed_check = false\nmissing_name = false\n",
     );
     let loaded = fx.build().unwrap();
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
@@ -277,6 +277,7 @@ fn local_model_settings_default_to_every_aid_on() {
             answer_from_evidence: false,
             question_read_only: false,
             related_files: false,
+            missing_name: false,
             write_diff: false,
             keep_content: false,
             hide_call_narration: false,

@@ -278,7 +278,7 @@ fn defined_names(text: &str) -> BTreeSet<String> {
     text.lines().filter_map(defined_name).collect()
 }
 
-fn defined_name(line: &str) -> Option<String> {
+pub(super) fn defined_name(line: &str) -> Option<String> {
     let trimmed = line.trim_start();
     if trimmed.starts_with(['#', '/', '*', '-']) {
         return None;

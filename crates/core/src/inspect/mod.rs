@@ -21,6 +21,7 @@ mod expected_output;
 mod failed_check;
 mod keep_content;
 mod local_aids;
+mod missing_name;
 mod question_focus;
 mod question_guard;
 mod repeat_nudge;
@@ -127,6 +128,7 @@ impl TurnInspectors {
                         Box::new(check_aids::AnswerFromEvidence::new(start))
                     }
                     TurnAid::RelatedFiles => Box::new(write_aids::RelatedFiles::new(start)),
+                    TurnAid::MissingName => Box::new(missing_name::MissingName::new(start)),
                     TurnAid::WriteDiff => Box::new(write_aids::WriteDiff::new(start)),
                     TurnAid::KeepContent => Box::new(keep_content::KeepContent::new(start)),
                     TurnAid::HideCallNarration => Box::new(call_narration::HideCallNarration),

@@ -479,7 +479,7 @@ fn related_note(cwd: &Path, written: &Path, old: &str, new: &str) -> Option<Stri
 
 /// The project's regular files under `cwd`, hidden entries and build output skipped, at
 /// most [`WALK_FILES`], none larger than [`WALK_FILE_BYTES`].
-fn project_files(cwd: &Path) -> Vec<PathBuf> {
+pub(super) fn project_files(cwd: &Path) -> Vec<PathBuf> {
     // The same walk as the project overview (`.gitignore` honoured), without the hidden
     // entries it shows: tool state and caches (`.venv/`, `.tox/`) are not the project's code.
     let (entries, _) = osprey_tools::project_overview(cwd, 32, WALK_FILES * 4);

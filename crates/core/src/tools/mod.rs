@@ -68,6 +68,7 @@ pub fn profile_for(config: &Config) -> ToolProfile {
         (TurnAid::RelatedFiles, local.related_files),
         (TurnAid::WriteDiff, local.write_diff),
         (TurnAid::KeepContent, local.keep_content),
+        (TurnAid::MissingName, local.missing_name),
         (TurnAid::HideCallNarration, local.hide_call_narration),
         (TurnAid::QuestionFocus, local.question_focus),
     ]
@@ -304,6 +305,7 @@ mod tests {
             TurnAid::QuestionFocus,
             TurnAid::KeepContent,
             TurnAid::FixFailedCheck,
+            TurnAid::MissingName,
         ];
         let all = profile_for(&local_config(osprey_config::LocalToolProfile::Local));
         assert!(aids.iter().all(|aid| all.has_aid(*aid)), "on by default");
@@ -323,6 +325,7 @@ mod tests {
                 &mut config.local_model.question_focus,
                 &mut config.local_model.keep_content,
                 &mut config.local_model.fix_failed_check,
+                &mut config.local_model.missing_name,
             ];
             *switches.into_iter().nth(i).unwrap() = false;
             let profile = profile_for(&config);

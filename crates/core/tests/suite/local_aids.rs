@@ -341,3 +341,50 @@ async fn a_count_read_by_eye_is_sent_back_to_the_shell_and_call_narration_is_lef
         "the session file keeps the narration"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_name_error_from_a_real_python_run_says_which_file_defines_the_name() {
+    let repo = temp_git_repo();
+    let test_add = "import unittest\n\n\nclass TestAdd(unittest.TestCase):\n    \
+                    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n";
+    let server = MockModelServer::start(vec![
+        sse_turn(vec![ev_function_call(
+            "call_add",
+            "write_file",
+            &json!({"path": "add.py", "content": "def add(a, b):\n    return a + b\n"}).to_string(),
+        )]),
+        sse_turn(vec![ev_function_call(
+            "call_test",
+            "write_file",
+            &json!({"path": "test_add.py", "content": test_add}).to_string(),
+        )]),
+        sse_turn(vec![ev_function_call(
+            "call_run",
+            "shell_command",
+            &json!({"command": "python3 -m unittest"}).to_string(),
+        )]),
+        sse_turn(vec![ev_assistant_message("m1", "Done.")]),
+        sse_turn(vec![ev_assistant_message("m2", "Done.")]),
+        sse_turn(vec![ev_assistant_message("m3", "Done.")]),
+    ])
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    home.write_config("approval_policy = \"never\"\nsandbox_mode = \"danger-full-access\"\n");
+    let (_manager, thread) = local_thread(&home, repo.path()).await;
+    let request = "Create add.py with a function add(a, b) and test_add.py with a test for it.";
+    let _events = run_turn(&thread, request, Vec::new()).await;
+    let requests = server.requests();
+    let ran = requests[3].output_for("call_run").unwrap();
+    assert!(
+        ran.contains("NameError: name 'add' is not defined"),
+        "python3 really ran: {ran}"
+    );
+    assert!(
+        ran.ends_with(
+            "Note: `add` is defined in add.py (`def add(a, b):`), not in test_add.py. Import \
+             it at the top of test_add.py: `from add import add`"
+        ),
+        "{ran}"
+    );
+    server.verify_allow_unused();
+}
