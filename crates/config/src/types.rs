@@ -52,6 +52,8 @@ pub struct LocalModelConfig {
     pub read_before_write: bool,
     /// Refuse a write to the check script the request names, pointing to the code it checks.
     pub protect_named_check: bool,
+    /// Refuse once a write whose text copies the context the harness sent the model.
+    pub context_echo: bool,
     /// Ask once to run the command (or check the output) the request names.
     pub verify_named_check: bool,
     /// Send a named check that failed on its last run since the last write back once.
@@ -100,6 +102,7 @@ impl Default for LocalModelConfig {
             prefix_cache: true,
             read_before_write: true,
             protect_named_check: true,
+            context_echo: true,
             verify_named_check: true,
             fix_failed_check: true,
             check_expected_output: true,

@@ -60,6 +60,9 @@ pub enum TurnAid {
     QuestionReadOnly,
     /// Refuse a write to the check script the request names, pointing to the code it checks.
     ProtectNamedCheck,
+    /// Refuse once a write whose text copies the context the harness sent (the environment
+    /// block, the AGENTS.md block).
+    ContextEcho,
     /// Ask once to run the command (or check the output) the request names.
     VerifyNamedCheck,
     /// Send a named check that failed on its last run since the last write back once, with
@@ -201,6 +204,7 @@ impl ToolProfile {
             aids: vec![
                 TurnAid::QuestionReadOnly,
                 TurnAid::ProtectNamedCheck,
+                TurnAid::ContextEcho,
                 TurnAid::ReadBeforeWrite,
                 TurnAid::KeepContent,
                 TurnAid::RepeatNudge,

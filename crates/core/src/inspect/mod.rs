@@ -17,6 +17,7 @@
 mod call_narration;
 mod check_aids;
 mod check_guard;
+mod context_echo;
 mod expected_output;
 mod failed_check;
 mod keep_content;
@@ -116,6 +117,7 @@ impl TurnInspectors {
                     TurnAid::FinishNudge => Box::new(local_aids::FinishNudge::new(start)),
                     TurnAid::ProjectFiles => Box::new(local_aids::ProjectFiles),
                     TurnAid::ReadBeforeWrite => Box::new(write_aids::ReadBeforeWrite::new(start)),
+                    TurnAid::ContextEcho => Box::new(context_echo::ContextEcho::new(start)),
                     TurnAid::ProtectNamedCheck => {
                         Box::new(check_guard::ProtectNamedCheck::new(start))
                     }

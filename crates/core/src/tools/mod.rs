@@ -69,6 +69,7 @@ pub fn profile_for(config: &Config) -> ToolProfile {
         (TurnAid::WriteDiff, local.write_diff),
         (TurnAid::KeepContent, local.keep_content),
         (TurnAid::MissingName, local.missing_name),
+        (TurnAid::ContextEcho, local.context_echo),
         (TurnAid::HideCallNarration, local.hide_call_narration),
         (TurnAid::QuestionFocus, local.question_focus),
     ]
@@ -306,6 +307,7 @@ mod tests {
             TurnAid::KeepContent,
             TurnAid::FixFailedCheck,
             TurnAid::MissingName,
+            TurnAid::ContextEcho,
         ];
         let all = profile_for(&local_config(osprey_config::LocalToolProfile::Local));
         assert!(aids.iter().all(|aid| all.has_aid(*aid)), "on by default");
@@ -326,6 +328,7 @@ mod tests {
                 &mut config.local_model.keep_content,
                 &mut config.local_model.fix_failed_check,
                 &mut config.local_model.missing_name,
+                &mut config.local_model.context_echo,
             ];
             *switches.into_iter().nth(i).unwrap() = false;
             let profile = profile_for(&config);
