@@ -162,7 +162,7 @@ mod tests {
             serde_json::json!({"path": "other.py", "content": "def greet(name):\n    pass\n"}),
         );
         assert_eq!(
-            refused(aid.before_tool_calls(&[write.clone(), ok.clone()])),
+            refused(aid.before_tool_calls(&[write.clone(), ok])),
             [(
                 "w1".to_string(),
                 "Not written: this text copies the context you were given (the line starting \
@@ -193,7 +193,10 @@ mod tests {
         );
         let request = "Add a <current_date> line to the template in prompt.txt.";
         let mut aid = ContextEcho::new(&start(request, dir.path()));
-        assert_eq!(refused(aid.before_tool_calls(&[write.clone()])), []);
+        assert_eq!(
+            refused(aid.before_tool_calls(std::slice::from_ref(&write))),
+            []
+        );
 
         std::fs::write(dir.path().join("prompt.txt"), "<environment_context>\n").unwrap();
         let mut aid = ContextEcho::new(&start("Update prompt.txt.", dir.path()));
