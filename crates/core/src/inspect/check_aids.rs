@@ -1,13 +1,14 @@
 //! Finish checks for the local model, each asked for by a [`osprey_tools::TurnAid`] and
-//! switched by a `[local_model]` key. Each asks at most once per turn, and the answer after
-//! it must be a call (`tool_choice = "required"`):
+//! switched by a `[local_model]` key. The answer after a reminder must be a call
+//! (`tool_choice = "required"`):
 //!
 //! - [`VerifyNamedCheck`] (`verify_named_check`): the request names a command ("check with
 //!   sh check.sh", "run python3 pages.py") or an expected output ("should print 4"), and
 //!   the model ends its turn without having run it since its last write (a run that failed
-//!   is [`super::failed_check`]'s to send back);
-//! - [`AnswerFromEvidence`] (`answer_from_evidence`): the request is a question, the project
-//!   has files, and the model answers without having read any.
+//!   is [`super::failed_check`]'s to send back). Once, and once more when files changed
+//!   again after the first reminder;
+//! - [`AnswerFromEvidence`] (`answer_from_evidence`), once per turn: the request is a
+//!   question, the project has files, and the model answers without having read any.
 
 use osprey_model::{Prompt, ToolChoice};
 use osprey_protocol::ResponseItem;
@@ -151,13 +152,20 @@ fn names_expected_output(request: &str) -> bool {
     .any(|phrase| lower.contains(phrase))
 }
 
-/// Asks once to run the check the request names when nothing ran it since the last write.
+/// Most reminders [`VerifyNamedCheck`] gives in a turn.
+const MOST_CHECK_REMINDERS: usize = 2;
+
+/// Asks to run the check the request names when nothing ran it since the last write: once,
+/// and once more if the model changed files again after the first reminder (at most
+/// [`MOST_CHECK_REMINDERS`]).
 pub(crate) struct VerifyNamedCheck {
     named: Vec<String>,
     expects_output: bool,
     /// Commands run since the last write (all of them when nothing was written).
     ran_since_write: Vec<String>,
-    asked: bool,
+    reminders: usize,
+    /// A file was written since the last reminder.
+    written_since_reminder: bool,
     require_call: bool,
 }
 
@@ -167,14 +175,17 @@ impl VerifyNamedCheck {
             named: named_commands(start.request),
             expects_output: names_expected_output(start.request),
             ran_since_write: Vec::new(),
-            asked: false,
+            reminders: 0,
+            written_since_reminder: false,
             require_call: false,
         }
     }
 
     /// The reminder to give when the turn would end now.
     fn check(&mut self) -> Option<ResponseItem> {
-        if self.asked {
+        let may_remind = self.reminders == 0
+            || (self.reminders < MOST_CHECK_REMINDERS && self.written_since_reminder);
+        if !may_remind {
             return None;
         }
         let unrun: Vec<&String> = self
@@ -194,7 +205,8 @@ impl VerifyNamedCheck {
         } else {
             return None;
         };
-        self.asked = true;
+        self.reminders += 1;
+        self.written_since_reminder = false;
         self.require_call = true;
         Some(ResponseItem::user_text(text))
     }
@@ -211,6 +223,7 @@ impl TurnInspector for VerifyNamedCheck {
         for call in calls {
             if WRITING_TOOLS.contains(&call.tool_name.as_str()) {
                 self.ran_since_write.clear();
+                self.written_since_reminder = true;
             } else if let Some(command) = command_of(call) {
                 self.ran_since_write.push(command);
             }
@@ -384,7 +397,18 @@ mod tests {
         let mut prompt = Prompt::default();
         aid.before_request(&mut prompt);
         assert_eq!(prompt.tool_choice, ToolChoice::Required);
-        assert_eq!(aid.before_finish(Some("Done.")), None, "once");
+        assert_eq!(aid.before_finish(Some("Done.")), None, "once per write");
+        // Files changed again after the reminder (its run failed, the model edited): one
+        // more reminder, and no third.
+        aid.before_tool_calls(&[shell("sh check.sh")]);
+        aid.before_tool_calls(&[write()]);
+        assert!(
+            aid.before_finish(Some("Done.")).is_some(),
+            "after a new write"
+        );
+        assert_eq!(aid.before_finish(Some("Done.")), None);
+        aid.before_tool_calls(&[write()]);
+        assert_eq!(aid.before_finish(Some("Done.")), None, "at most two");
     }
 
     #[test]

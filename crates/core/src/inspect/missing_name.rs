@@ -109,26 +109,58 @@ fn missing_name_note(cwd: &Path, output: &str) -> Option<String> {
             .collect();
         note.push_str(&format!(" It is also defined in {}.", others.join(", ")));
     }
-    let bring_in = match language {
-        Language::Python => format!(
-            " Import it at the top of {used}: `from {} import {name}`",
-            python_module(cwd, first)?
-        ),
+    let (bring_in, line) = match language {
+        Language::Python => {
+            let line = format!("from {} import {name}", python_module(cwd, first)?);
+            (format!(" Import it at the top of {used}: `{line}`."), line)
+        }
         Language::JavaScript => {
             let path = js_require_path(&undefined.used_in, first)?;
-            let require = format!("const {{ {name} }} = require('{path}');");
-            if js_exports(first, name) {
-                format!(" Require it at the top of {used}: `{require}`")
+            let line = format!("const {{ {name} }} = require('{path}');");
+            let text = if js_exports(first, name) {
+                format!(" Require it at the top of {used}: `{line}`")
             } else {
                 format!(
                     " Export it at the end of {defining} (`module.exports = {{ {name} }};`) \
-                     and require it at the top of {used}: `{require}`"
+                     and require it at the top of {used}: `{line}`"
                 )
-            }
+            };
+            (text, line)
         }
     };
     note.push_str(&bring_in);
+    if let Some(edit) = insertion(&undefined.used_in, &line) {
+        note.push_str(&format!(" Keep the lines already there: {edit}."));
+    }
     Some(note)
+}
+
+/// The `edit_file` call that adds `line` at the top of `path` and keeps what is there: after
+/// the first line when that is an import, a comment or a directive, else before it. `None`
+/// when the first line is not unique (an edit could not name it).
+fn insertion(path: &Path, line: &str) -> Option<String> {
+    let text = read_small_text(path)?;
+    let first = text.lines().find(|l| !l.trim().is_empty())?;
+    if text.matches(first).count() != 1 {
+        return None;
+    }
+    let heading = [
+        "import ",
+        "from ",
+        "#",
+        "//",
+        "'use strict'",
+        "\"use strict\"",
+    ]
+    .iter()
+    .any(|start| first.starts_with(start))
+        || (first.starts_with("const ") && first.contains("require("));
+    let new = if heading {
+        format!("{first}\\n{line}")
+    } else {
+        format!("{line}\\n{first}")
+    };
+    Some(format!("edit_file with old `{first}` and new `{new}`"))
 }
 
 /// `NameError: name 'x' is not defined` and the project file of the traceback's last frame.

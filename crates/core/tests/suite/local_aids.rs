@@ -382,7 +382,9 @@ async fn a_name_error_from_a_real_python_run_says_which_file_defines_the_name() 
     assert!(
         ran.ends_with(
             "Note: `add` is defined in add.py (`def add(a, b):`), not in test_add.py. Import \
-             it at the top of test_add.py: `from add import add`"
+             it at the top of test_add.py: `from add import add`. Keep the lines already \
+             there: edit_file with old `import unittest` and new \
+             `import unittest\\nfrom add import add`."
         ),
         "{ran}"
     );

@@ -70,7 +70,9 @@ fn a_python_name_another_file_defines_gets_its_file_and_the_import_line() {
         through(&mut aid, SHELL_COMMAND, &error),
         format!(
             "{error}\n\nNote: `add` is defined in add.py (`def add(a, b):`), not in \
-             test_add.py. Import it at the top of test_add.py: `from add import add`"
+             test_add.py. Import it at the top of test_add.py: `from add import add`. Keep \
+             the lines already there: edit_file with old `import unittest` and new \
+             `import unittest\\nfrom add import add`."
         )
     );
 }
@@ -91,7 +93,9 @@ fn a_package_module_is_imported_by_its_dotted_path_and_a_relative_frame_is_found
     assert!(
         result.ends_with(
             "Note: `compute_tax` is defined in shop/tax.py (`def compute_tax(x):`), not in \
-             main.py. Import it at the top of main.py: `from shop.tax import compute_tax`"
+             main.py. Import it at the top of main.py: `from shop.tax import compute_tax`. \
+             Keep the lines already there: edit_file with old `print(compute_tax(10))` and \
+             new `from shop.tax import compute_tax\\nprint(compute_tax(10))`."
         ),
         "{result}"
     );
@@ -148,7 +152,9 @@ fn a_javascript_reference_error_gets_the_require_line_and_the_export_when_missin
         result.ends_with(
             "Note: `largest` is defined in lib/largest.js (`function largest(numbers) {`), not \
              in max.js. Export it at the end of lib/largest.js (`module.exports = { largest };`) \
-             and require it at the top of max.js: `const { largest } = require('./lib/largest.js');`"
+             and require it at the top of max.js: `const { largest } = require('./lib/largest.js');` \
+             Keep the lines already there: edit_file with old `console.log(largest([1, 9, 3]));` \
+             and new `const { largest } = require('./lib/largest.js');\\nconsole.log(largest([1, 9, 3]));`."
         ),
         "{result}"
     );
@@ -170,7 +176,9 @@ fn a_javascript_reference_error_gets_the_require_line_and_the_export_when_missin
     assert!(
         result.ends_with(
             "not in test/max.test.js. Require it at the top of test/max.test.js: \
-             `const { largest } = require('../lib/largest.js');`"
+             `const { largest } = require('../lib/largest.js');` Keep the lines already \
+             there: edit_file with old `largest([1]);` and new \
+             `const { largest } = require('../lib/largest.js');\\nlargest([1]);`."
         ),
         "{result}"
     );
