@@ -52,7 +52,7 @@ pub struct LocalModelConfig {
     pub read_before_write: bool,
     /// Refuse a write to the check script the request names, pointing to the code it checks.
     pub protect_named_check: bool,
-    /// Refuse once a write whose text copies the context the harness sent the model.
+    /// Refuse a write whose text copies the context the harness sent the model.
     pub context_echo: bool,
     /// Ask once to run the command (or check the output) the request names.
     pub verify_named_check: bool,

@@ -60,7 +60,7 @@ pub enum TurnAid {
     QuestionReadOnly,
     /// Refuse a write to the check script the request names, pointing to the code it checks.
     ProtectNamedCheck,
-    /// Refuse once a write whose text copies the context the harness sent (the environment
+    /// Refuse a write whose text copies the context the harness sent (the environment
     /// block, the AGENTS.md block).
     ContextEcho,
     /// Ask once to run the command (or check the output) the request names.

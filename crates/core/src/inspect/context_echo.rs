@@ -1,9 +1,10 @@
 //! [`ContextEcho`] (`context_echo`): a `write_file` or `edit_file` whose new text copies
 //! the context the harness sent the model — the `<environment_context>` block, the AGENTS.md
-//! block — is not made the first time per file and turn; the result says what was copied and
-//! asks for the file's own content. A second write of the file is made as given, and nothing
-//! is refused when the request or the file itself already holds such text (a project that
-//! works on these formats).
+//! block — is not made; the result says what was copied and asks for the file's own content.
+//! Nothing is refused when the request or the file itself already holds such text (a project
+//! that works on these formats), so a write that needs these lines is never blocked; any
+//! other write holding them is refused every time (on 2026-12-06 the model sent the same
+//! copy again after the first refusal, and the copy was written).
 //!
 //! Seen on 2026-12-06 (task agents): asked to create greet.py in a repository whose AGENTS.md
 //! requires an SPDX first line, the model wrote the SPDX line and then its whole prompt —
@@ -30,12 +31,12 @@ const MARKERS: [&str; 7] = [
     "<sandbox_mode>",
 ];
 
-/// Refuses, once per file and turn, a write that copies the harness's context.
+/// Refuses a write that copies the harness's context.
 pub(crate) struct ContextEcho {
     cwd: PathBuf,
     /// The request holds a marker itself: the user works on such text.
     request_has_marker: bool,
-    /// Files refused once in this turn; the next write is made as given.
+    /// Files refused in this turn: a second refusal says so.
     refused: HashSet<PathBuf>,
 }
 
@@ -62,14 +63,19 @@ impl ContextEcho {
         let path = string_argument(call, "path")?;
         let target = normal(&resolve(&self.cwd, &path));
         let file_has_it = read_small_text(&target).is_some_and(|now| mentions_a_marker(&now));
-        if file_has_it || !self.refused.insert(target) {
+        if file_has_it {
             return None;
         }
+        let again = if self.refused.insert(target) {
+            ""
+        } else {
+            " again"
+        };
         Some(format!(
-            "Not written: this text copies the context you were given (the line starting \
-             `{marker}`), which is not part of {path}. Write {path} again with only its own \
-             content: the code or text the task asks for, plus what the AGENTS.md rules \
-             require of the file — not the rules themselves."
+            "Not written{again}: this text copies the context you were given (the line \
+             starting `{marker}`), which is not part of {path}. Write {path} again with only \
+             its own content: the code or text the task asks for, plus what the AGENTS.md \
+             rules require of the file — not the rules themselves."
         ))
     }
 }
@@ -148,7 +154,7 @@ mod tests {
     }
 
     #[test]
-    fn a_write_that_copies_the_context_is_refused_once_per_file() {
+    fn a_write_that_copies_the_context_is_refused_each_time() {
         let dir = tempfile::tempdir().unwrap();
         let mut aid = ContextEcho::new(&start("Create greet.py with greet(name).", dir.path()));
         let write = call(
@@ -173,7 +179,8 @@ mod tests {
                     .to_string()
             )]
         );
-        assert_eq!(refused(aid.before_tool_calls(&[write])), [], "second write");
+        let again = refused(aid.before_tool_calls(&[write]));
+        assert!(again[0].1.starts_with("Not written again: "), "{again:?}");
         // An edit's new text counts too.
         let edit = call(
             "e1",

@@ -2,7 +2,8 @@
 //! project file — Python's `NameError: name 'add' is not defined`, JavaScript's
 //! `ReferenceError: add is not defined` — and another file of the project defines it at its
 //! top level. The command's result then says which file defines it and gives the line that
-//! brings it in (`from add import add`, `const { add } = require('./add.js');`).
+//! brings it in (`from add import add`, `const { add } = require('./add.js');`); a Python
+//! standard-library module used without its import (`math`) gets its `import` line.
 //!
 //! Seen on 2026-12-06 (task add): the model wrote add.py and a test_add.py that calls `add`
 //! without importing it, ran the tests, read `NameError: name 'add' is not defined`, and
@@ -17,6 +18,35 @@ use super::keep_content::defined_name;
 use super::write_aids::{project_files, read_small_text, resolve};
 use super::{CallVerdict, TurnInspector, TurnStart};
 use crate::tools::call::ToolCall;
+
+/// Standard-library modules small programs use, which a NameError names when the import is
+/// missing (`math.ceil` without `import math`).
+const PYTHON_MODULES: [&str; 24] = [
+    "argparse",
+    "collections",
+    "csv",
+    "datetime",
+    "decimal",
+    "fractions",
+    "functools",
+    "itertools",
+    "json",
+    "logging",
+    "math",
+    "os",
+    "pathlib",
+    "random",
+    "re",
+    "shutil",
+    "statistics",
+    "string",
+    "subprocess",
+    "sys",
+    "tempfile",
+    "time",
+    "typing",
+    "unittest",
+];
 
 /// Most defining files a note names.
 const NAMED_FILES: usize = 3;
@@ -93,10 +123,22 @@ fn missing_name_note(cwd: &Path, output: &str) -> Option<String> {
     let undefined = python_name_error(cwd, output).or_else(|| js_reference_error(cwd, output))?;
     let language = Language::of(&undefined.used_in)?;
     let definitions = definitions(cwd, &undefined, language);
-    let (first, line) = definitions.first()?;
     let used = shown(cwd, &undefined.used_in);
-    let defining = shown(cwd, first);
     let name = &undefined.name;
+    if definitions.is_empty()
+        && language == Language::Python
+        && PYTHON_MODULES.contains(&name.as_str())
+    {
+        let line = format!("import {name}");
+        let mut note = format!(
+            "Note: `{name}` is a module of Python's standard library, and {used} does not \
+             import it. Import it at the top of {used}: `{line}`."
+        );
+        push_insertion(&mut note, &undefined.used_in, &line);
+        return Some(note);
+    }
+    let (first, line) = definitions.first()?;
+    let defining = shown(cwd, first);
     let mut note = format!(
         "Note: `{name}` is defined in {defining} (`{}`), not in {used}.",
         line.trim()
@@ -129,10 +171,15 @@ fn missing_name_note(cwd: &Path, output: &str) -> Option<String> {
         }
     };
     note.push_str(&bring_in);
-    if let Some(edit) = insertion(&undefined.used_in, &line) {
+    push_insertion(&mut note, &undefined.used_in, &line);
+    Some(note)
+}
+
+/// Adds the `edit_file` call that puts `line` at the top of `path`, when there is one.
+fn push_insertion(note: &mut String, path: &Path, line: &str) {
+    if let Some(edit) = insertion(path, line) {
         note.push_str(&format!(" Keep the lines already there: {edit}."));
     }
-    Some(note)
 }
 
 /// The `edit_file` call that adds `line` at the top of `path` and keeps what is there: after

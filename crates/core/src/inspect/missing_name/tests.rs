@@ -200,3 +200,30 @@ fn require_paths_climb_and_descend_between_directories() {
         );
     }
 }
+
+#[test]
+fn a_standard_module_used_without_its_import_gets_the_import_line() {
+    let dir = project(&[(
+        "pages.py",
+        "def pages(items, per_page):\n    return math.ceil(items / per_page)\n",
+    )]);
+    let mut aid = MissingName::new(&start(dir.path()));
+    let error = format!(
+        "Traceback (most recent call last):\n  File \"{}\", line 2, in pages\n\
+         NameError: name 'math' is not defined\n",
+        real(dir.path()).join("pages.py").display()
+    );
+    let result = through(&mut aid, SHELL_COMMAND, &error);
+    assert!(
+        result.ends_with(
+            "Note: `math` is a module of Python's standard library, and pages.py does not \
+             import it. Import it at the top of pages.py: `import math`. Keep the lines \
+             already there: edit_file with old `def pages(items, per_page):` and new \
+             `import math\\ndef pages(items, per_page):`."
+        ),
+        "{result}"
+    );
+    // A name that is neither defined in the project nor a known module: nothing.
+    let other = error.replace("'math'", "'total_items'");
+    assert_eq!(through(&mut aid, SHELL_COMMAND, &other), other);
+}
