@@ -91,11 +91,7 @@ impl TurnInspector for KeepContent {
                 outputs.push((call.call_id.clone(), ToolOutput::failure(message)));
             }
         }
-        if outputs.is_empty() {
-            CallVerdict::Run
-        } else {
-            CallVerdict::Answer { outputs }
-        }
+        CallVerdict::answering(outputs)
     }
 
     fn after_tool_outputs(&mut self, outputs: &mut [ResponseItem]) {

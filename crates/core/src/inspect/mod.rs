@@ -60,6 +60,17 @@ pub(crate) enum CallVerdict {
     },
 }
 
+impl CallVerdict {
+    /// [`CallVerdict::Answer`] with these outputs, or [`CallVerdict::Run`] when there are none.
+    pub(crate) fn answering(outputs: Vec<(String, ToolOutput)>) -> Self {
+        if outputs.is_empty() {
+            Self::Run
+        } else {
+            Self::Answer { outputs }
+        }
+    }
+}
+
 /// What inspectors may look at when a turn starts.
 pub(crate) struct TurnStart<'a> {
     /// The user's request in this turn, as text.

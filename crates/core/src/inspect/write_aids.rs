@@ -208,11 +208,7 @@ impl TurnInspector for ReadBeforeWrite {
             .iter()
             .filter_map(|c| Some((c.call_id.clone(), ToolOutput::failure(self.check(c)?))))
             .collect();
-        if outputs.is_empty() {
-            CallVerdict::Run
-        } else {
-            CallVerdict::Answer { outputs }
-        }
+        CallVerdict::answering(outputs)
     }
 }
 
