@@ -313,37 +313,16 @@ impl TurnInspector for AnswerFromEvidence {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use osprey_tools::names::{EDIT_FILE, WRITE_FILE};
+    use crate::inspect::test_support::{self, call, start};
+    use osprey_tools::names::EDIT_FILE;
     use pretty_assertions::assert_eq;
 
-    fn call(tool: &str, arguments: serde_json::Value) -> ToolCall {
-        ToolCall {
-            call_id: "c".to_string(),
-            tool_name: tool.to_string(),
-            payload: ToolPayload::Function {
-                arguments: arguments.to_string(),
-            },
-        }
-    }
-
     fn shell(command: &str) -> ToolCall {
-        call(SHELL_COMMAND, serde_json::json!({ "command": command }))
+        test_support::shell("c", command)
     }
 
     fn write() -> ToolCall {
-        call(
-            WRITE_FILE,
-            serde_json::json!({"path": "a.py", "content": ""}),
-        )
-    }
-
-    fn start<'a>(request: &'a str, cwd: &'a std::path::Path) -> TurnStart<'a> {
-        TurnStart {
-            request,
-            cwd,
-            tool_names: &[],
-            command_path: None,
-        }
+        test_support::write("c", "a.py", "")
     }
 
     #[test]
@@ -430,6 +409,7 @@ mod tests {
             VerifyNamedCheck::new(&start("Check your work with sh check.sh.", dir.path()));
         aid.before_tool_calls(&[shell("sh check.sh")]);
         aid.before_tool_calls(&[call(
+            "c",
             EDIT_FILE,
             serde_json::json!({"path": "a.py", "old": "x", "new": "y"}),
         )]);
@@ -466,6 +446,7 @@ mod tests {
         // Read first: no reminder.
         let mut aid = AnswerFromEvidence::new(&start(question, dir.path()));
         aid.before_tool_calls(&[call(
+            "c",
             READ_FILE,
             serde_json::json!({"file_path": "service.toml"}),
         )]);

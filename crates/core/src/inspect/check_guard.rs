@@ -23,7 +23,8 @@ use std::path::{Path, PathBuf};
 use osprey_tools::names::{EDIT_FILE, WRITE_FILE};
 
 use super::check_aids::{CHECK_PROGRAMS, clean, named_commands};
-use super::write_aids::{identifiers, normal, read_small_text, resolve, string_argument};
+use super::related_files::identifiers;
+use super::write_aids::{normal, read_small_text, resolve, string_argument};
 use super::{CallVerdict, TurnInspector, TurnStart};
 use crate::tools::call::{ToolCall, ToolOutput};
 
@@ -290,21 +291,11 @@ fn sentences(request: &str) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::call::ToolPayload;
+    use crate::inspect::test_support::{call, project, start};
     use pretty_assertions::assert_eq;
 
     const NAMED: &str = "Add a function slugify(text) to text_utils.py that lowercases the \
                          text and replaces spaces with hyphens. Check your work with sh check.sh.";
-
-    fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        for (name, text) in files {
-            let path = dir.path().join(name);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        dir
-    }
 
     fn named_project() -> tempfile::TempDir {
         project(&[
@@ -320,30 +311,11 @@ mod tests {
     }
 
     fn new_guard(request: &str, cwd: &Path) -> ProtectNamedCheck {
-        ProtectNamedCheck::new(&TurnStart {
-            request,
-            cwd,
-            tool_names: &[],
-            command_path: None,
-        })
-    }
-
-    fn call(id: &str, tool: &str, arguments: serde_json::Value) -> ToolCall {
-        ToolCall {
-            call_id: id.to_string(),
-            tool_name: tool.to_string(),
-            payload: ToolPayload::Function {
-                arguments: arguments.to_string(),
-            },
-        }
+        ProtectNamedCheck::new(&start(request, cwd))
     }
 
     fn write(id: &str, path: &str) -> ToolCall {
-        call(
-            id,
-            WRITE_FILE,
-            serde_json::json!({"path": path, "content": "exit 0\n"}),
-        )
+        crate::inspect::test_support::write(id, path, "exit 0\n")
     }
 
     #[test]

@@ -111,32 +111,13 @@ impl TurnInspector for ContextEcho {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::call::ToolPayload;
+    use crate::inspect::test_support::{call, start};
     use pretty_assertions::assert_eq;
 
     const ECHO: &str = "# SPDX-License-Identifier: MIT\n\n# AGENTS.md instructions for /tmp/x\n\n\
                         <INSTRUCTIONS>\nEvery Python file must start with this line.\n\
                         </INSTRUCTIONS>\n<environment_context>\n  <cwd>/tmp/x</cwd>\n  \
                         <current_date>2026-12-06</current_date>\n</environment_context>\n";
-
-    fn start<'a>(request: &'a str, cwd: &'a std::path::Path) -> TurnStart<'a> {
-        TurnStart {
-            request,
-            cwd,
-            tool_names: &[],
-            command_path: None,
-        }
-    }
-
-    fn call(id: &str, tool: &str, arguments: serde_json::Value) -> ToolCall {
-        ToolCall {
-            call_id: id.to_string(),
-            tool_name: tool.to_string(),
-            payload: ToolPayload::Function {
-                arguments: arguments.to_string(),
-            },
-        }
-    }
 
     fn refused(verdict: CallVerdict) -> Vec<(String, String)> {
         match verdict {

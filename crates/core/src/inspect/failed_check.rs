@@ -106,46 +106,17 @@ impl TurnInspector for FixFailedCheck {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::call::ToolPayload;
-    use osprey_tools::names::{SHELL_COMMAND, WRITE_FILE};
+    use crate::inspect::test_support::{self, output, shell, start};
     use pretty_assertions::assert_eq;
 
-    fn call(tool: &str, id: &str, arguments: serde_json::Value) -> ToolCall {
-        ToolCall {
-            call_id: id.to_string(),
-            tool_name: tool.to_string(),
-            payload: ToolPayload::Function {
-                arguments: arguments.to_string(),
-            },
-        }
-    }
-
     fn write() -> ToolCall {
-        call(
-            WRITE_FILE,
-            "w",
-            serde_json::json!({"path": "a.py", "content": ""}),
-        )
-    }
-
-    fn start<'a>(request: &'a str, cwd: &'a std::path::Path) -> TurnStart<'a> {
-        TurnStart {
-            request,
-            cwd,
-            tool_names: &[],
-            command_path: None,
-        }
+        test_support::write("w", "a.py", "")
     }
 
     /// Runs `command` through the aid as call `id`, with `text` as its result.
     fn run(aid: &mut FixFailedCheck, command: &str, id: &str, text: &str) {
-        let shell = call(SHELL_COMMAND, id, serde_json::json!({ "command": command }));
-        aid.before_tool_calls(&[shell]);
-        let output = ResponseItem::FunctionCallOutput {
-            call_id: id.into(),
-            output: osprey_protocol::FunctionCallOutputPayload::from(text.to_string()),
-        };
-        aid.after_tool_outputs(&mut [output]);
+        aid.before_tool_calls(&[shell(id, command)]);
+        aid.after_tool_outputs(&mut [output(id, text)]);
     }
 
     const REQUEST: &str =

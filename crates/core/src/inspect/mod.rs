@@ -25,7 +25,10 @@ mod local_aids;
 mod missing_name;
 mod question_focus;
 mod question_guard;
+mod related_files;
 mod repeat_nudge;
+#[cfg(test)]
+mod test_support;
 mod write_aids;
 
 use osprey_model::Prompt;
@@ -140,7 +143,7 @@ impl TurnInspectors {
                     TurnAid::AnswerFromEvidence => {
                         Box::new(check_aids::AnswerFromEvidence::new(start))
                     }
-                    TurnAid::RelatedFiles => Box::new(write_aids::RelatedFiles::new(start)),
+                    TurnAid::RelatedFiles => Box::new(related_files::RelatedFiles::new(start)),
                     TurnAid::MissingName => Box::new(missing_name::MissingName::new(start)),
                     TurnAid::WriteDiff => Box::new(write_aids::WriteDiff::new(start)),
                     TurnAid::KeepContent => Box::new(keep_content::KeepContent::new(start)),

@@ -98,25 +98,14 @@ pub(super) fn asks_for_change(request: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::call::ToolPayload;
+    use crate::inspect::test_support;
 
     fn start(request: &str) -> TurnStart<'_> {
-        TurnStart {
-            request,
-            cwd: std::path::Path::new("/nonexistent"),
-            tool_names: &[],
-            command_path: None,
-        }
+        test_support::start(request, std::path::Path::new("/nonexistent"))
     }
 
     fn call(id: &str, tool: &str) -> ToolCall {
-        ToolCall {
-            call_id: id.to_string(),
-            tool_name: tool.to_string(),
-            payload: ToolPayload::Function {
-                arguments: "{}".to_string(),
-            },
-        }
+        test_support::call(id, tool, serde_json::json!({}))
     }
 
     #[test]

@@ -13,11 +13,10 @@
 //! - [`WriteDiff`] (`write_diff`): a write's or an edit's result shows the diff it made, so
 //!   the model sees what it changed (an integer division turned into a float one, a line it
 //!   dropped).
-//! - [`RelatedFiles`] (`related_files`): a write's or an edit's result names the other files
-//!   that still mention identifiers it removed, so a rename or a signature change reaches
-//!   every file, not only the first.
+//!
+//! The third write aid, [`super::related_files::RelatedFiles`], has its own module.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use osprey_protocol::{FunctionCallOutputPayload, ResponseItem};
@@ -235,21 +234,21 @@ fn numbered(text: &str) -> String {
 
 /// The content each write of a batch replaces, remembered before the batch runs, by call id.
 #[derive(Default)]
-struct Before {
-    cwd: PathBuf,
+pub(super) struct Before {
+    pub(super) cwd: PathBuf,
     /// call id → (path as the model gave it, file, old content, new content).
     writes: HashMap<String, (String, PathBuf, String, String)>,
 }
 
 impl Before {
-    fn new(start: &TurnStart<'_>) -> Self {
+    pub(super) fn new(start: &TurnStart<'_>) -> Self {
         Self {
             cwd: start.cwd.to_path_buf(),
             writes: HashMap::new(),
         }
     }
 
-    fn remember(&mut self, calls: &[ToolCall]) {
+    pub(super) fn remember(&mut self, calls: &[ToolCall]) {
         self.writes.clear();
         for call in calls {
             if let Some(change) = change_target(&self.cwd, call) {
@@ -258,9 +257,16 @@ impl Before {
         }
     }
 
+    /// The files the remembered write calls change.
+    pub(super) fn targets(&self) -> impl Iterator<Item = &Path> {
+        self.writes
+            .values()
+            .map(|(_, target, _, _)| target.as_path())
+    }
+
     /// Applies `note` to each output of a write that took effect (the file now holds the new
     /// content and it differs from the old); `note` returns text to append.
-    fn annotate(
+    pub(super) fn annotate(
         &self,
         outputs: &mut [ResponseItem],
         mut note: impl FnMut(&str, &Path, &str, &str) -> Option<String>,
@@ -338,141 +344,6 @@ fn diff_note(path: &str, old: &str, new: &str) -> String {
     note
 }
 
-/// Names, after a write, the other files that still mention identifiers the write removed.
-pub(crate) struct RelatedFiles {
-    before: Before,
-}
-
-impl RelatedFiles {
-    pub(crate) fn new(start: &TurnStart<'_>) -> Self {
-        Self {
-            before: Before::new(start),
-        }
-    }
-}
-
-impl TurnInspector for RelatedFiles {
-    fn before_tool_calls(&mut self, calls: &[ToolCall]) -> CallVerdict {
-        self.before.remember(calls);
-        CallVerdict::Run
-    }
-
-    fn after_tool_outputs(&mut self, outputs: &mut [ResponseItem]) {
-        let cwd = self.before.cwd.clone();
-        self.before.annotate(outputs, |_, target, old, new| {
-            related_note(&cwd, target, old, new)
-        });
-    }
-}
-
-/// Identifiers of at least three characters in `text`.
-pub(super) fn identifiers(text: &str) -> BTreeSet<&str> {
-    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .filter(|w| w.len() >= 3 && w.starts_with(|c: char| c.is_alphabetic() || c == '_'))
-        .collect()
-}
-
-/// Words that introduce a definition in the languages small tasks use.
-const DEFINING: [&str; 12] = [
-    "def",
-    "fn",
-    "class",
-    "function",
-    "struct",
-    "enum",
-    "const",
-    "let",
-    "var",
-    "type",
-    "interface",
-    "trait",
-];
-
-/// Whether `name` stands for something in `text`'s code rather than prose: somewhere it is
-/// called or assigned (`name(`, `name =`, `name:`) or defined (`def name`, `class name`).
-/// A word removed from a comment or a string ("the", "total") is not a rename.
-fn names_code(text: &str, name: &str) -> bool {
-    let is_word = |c: char| c.is_alphanumeric() || c == '_';
-    text.match_indices(name).any(|(at, _)| {
-        let before = &text[..at];
-        let after = &text[at + name.len()..];
-        if before.ends_with(is_word) || after.starts_with(is_word) {
-            return false;
-        }
-        let next = after.trim_start_matches([' ', '\t']);
-        let called_or_set = next.starts_with('(')
-            || (next.starts_with('=') && !next.starts_with("=="))
-            || next.starts_with(':');
-        let defined = before
-            .trim_end_matches([' ', '\t'])
-            .rsplit(|c: char| !is_word(c))
-            .next()
-            .is_some_and(|word| DEFINING.contains(&word));
-        called_or_set || defined
-    })
-}
-
-/// Most identifiers and files a related-files note names.
-const NOTE_NAMES: usize = 5;
-const NOTE_FILES: usize = 10;
-
-/// "Other files still mention `calc_tax`: invoice.py, test_invoice.py" for identifiers in
-/// `old` that `new` no longer has; `None` when no other file mentions any.
-fn related_note(cwd: &Path, written: &Path, old: &str, new: &str) -> Option<String> {
-    let kept = identifiers(new);
-    let removed: Vec<&str> = identifiers(old)
-        .difference(&kept)
-        .copied()
-        .filter(|name| names_code(old, name))
-        .collect();
-    if removed.is_empty() {
-        return None;
-    }
-    let mut mentioned: BTreeSet<&str> = BTreeSet::new();
-    let mut files: Vec<String> = Vec::new();
-    for file in project_files(cwd) {
-        if normal(&file) == normal(written) {
-            continue;
-        }
-        let Some(text) = read_small_text(&file) else {
-            continue;
-        };
-        let words = identifiers(&text);
-        let hits: Vec<&str> = removed
-            .iter()
-            .copied()
-            .filter(|r| words.contains(r))
-            .collect();
-        if hits.is_empty() {
-            continue;
-        }
-        mentioned.extend(hits);
-        let shown = file.strip_prefix(cwd).unwrap_or(&file);
-        files.push(shown.display().to_string());
-    }
-    if files.is_empty() {
-        return None;
-    }
-    let names: Vec<String> = mentioned
-        .iter()
-        .take(NOTE_NAMES)
-        .map(|n| format!("`{n}`"))
-        .collect();
-    files.sort();
-    let more = files.len().saturating_sub(NOTE_FILES);
-    files.truncate(NOTE_FILES);
-    let mut note = format!(
-        "Other files still mention {} (removed from this file): {}",
-        names.join(", "),
-        files.join(", ")
-    );
-    if more > 0 {
-        note.push_str(&format!(" and {more} more"));
-    }
-    note.push_str(". Update them too if they should change.");
-    Some(note)
-}
-
 /// The project's regular files under `cwd`, hidden entries and build output skipped, at
 /// most [`WALK_FILES`], none larger than [`WALK_FILE_BYTES`].
 pub(super) fn project_files(cwd: &Path) -> Vec<PathBuf> {
@@ -493,6 +364,9 @@ pub(super) fn project_files(cwd: &Path) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::inspect::related_files::RelatedFiles;
+    use crate::inspect::test_support::{self, call, output, write};
+    use pretty_assertions::assert_eq;
 
     #[test]
     fn only_small_regular_text_files_are_read() {
@@ -510,40 +384,8 @@ mod tests {
         assert_eq!(read_small_text(Path::new("/dev/zero")), None);
         assert_eq!(read_small_text(dir.path()), None);
     }
-    use pretty_assertions::assert_eq;
-
-    fn call(id: &str, tool: &str, arguments: serde_json::Value) -> ToolCall {
-        ToolCall {
-            call_id: id.to_string(),
-            tool_name: tool.to_string(),
-            payload: ToolPayload::Function {
-                arguments: arguments.to_string(),
-            },
-        }
-    }
-
-    fn write(id: &str, path: &str, content: &str) -> ToolCall {
-        call(
-            id,
-            WRITE_FILE,
-            serde_json::json!({"path": path, "content": content}),
-        )
-    }
-
     fn start(cwd: &Path) -> TurnStart<'_> {
-        TurnStart {
-            request: "fix it",
-            cwd,
-            tool_names: &[],
-            command_path: None,
-        }
-    }
-
-    fn output(id: &str, text: &str) -> ResponseItem {
-        ResponseItem::FunctionCallOutput {
-            call_id: id.into(),
-            output: FunctionCallOutputPayload::from(text.to_string()),
-        }
+        test_support::start("fix it", cwd)
     }
 
     fn output_text(item: &ResponseItem) -> String {
@@ -755,57 +597,5 @@ mod tests {
         let mut outputs = vec![output("v", "Wrote invoice.py")];
         aid.after_tool_outputs(&mut outputs);
         assert_eq!(output_text(&outputs[0]), "Wrote invoice.py");
-    }
-}
-
-#[cfg(test)]
-mod related_tests {
-    use super::*;
-    use pretty_assertions::assert_eq;
-
-    #[test]
-    fn only_names_the_code_uses_count_as_renamed() {
-        let old = "# the total tax\ndef calc_tax(total):\n    rate = 0.2\n    return total * rate\nclass Invoice:\n    pass\n";
-        assert!(names_code(old, "calc_tax"), "a definition");
-        assert!(names_code(old, "rate"), "an assignment");
-        assert!(names_code(old, "Invoice"), "a class");
-        assert!(!names_code(old, "the"), "prose in a comment");
-        assert!(
-            !names_code("if x == limit:\n", "x"),
-            "a comparison is not an assignment"
-        );
-        assert!(
-            !names_code("calc_taxes(1)\n", "calc_tax"),
-            "whole words only"
-        );
-    }
-
-    #[test]
-    fn a_rename_is_noted_where_other_files_use_the_old_name_but_not_in_ignored_ones() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        std::fs::create_dir(root.join(".git")).unwrap();
-        std::fs::write(root.join(".gitignore"), "build/\n").unwrap();
-        std::fs::create_dir(root.join("build")).unwrap();
-        std::fs::write(root.join("build/copy.py"), "calc_tax(1)\n").unwrap();
-        std::fs::write(
-            root.join("invoice.py"),
-            "from tax import calc_tax\ncalc_tax(2)\n",
-        )
-        .unwrap();
-        std::fs::write(root.join("notes.md"), "the total is shown\n").unwrap();
-        let written = root.join("tax.py");
-        let old = "# the total\ndef calc_tax(total):\n    return total\n";
-        let new = "# sum\ndef compute_tax(amount):\n    return amount\n";
-        let note = related_note(root, &written, old, new).expect("invoice.py still calls it");
-        assert!(note.contains("`calc_tax`"), "{note}");
-        assert!(note.contains("invoice.py"), "{note}");
-        assert!(!note.contains("build/copy.py"), ".gitignore holds: {note}");
-        assert!(
-            !note.contains("notes.md"),
-            "prose words are not renames: {note}"
-        );
-        assert!(!note.contains("`the`"), "{note}");
-        assert_eq!(related_note(root, &written, old, old), None);
     }
 }

@@ -390,3 +390,48 @@ async fn a_name_error_from_a_real_python_run_says_which_file_defines_the_name() 
     );
     server.verify_allow_unused();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rename_made_by_a_real_sed_in_one_file_names_the_files_still_to_change() {
+    let repo = temp_git_repo();
+    let files = [
+        ("tax.py", "def calc_tax(amount):\n    return amount * 0.2\n"),
+        (
+            "invoice.py",
+            "from tax import calc_tax\n\n\ndef total(a):\n    return a + calc_tax(a)\n",
+        ),
+        ("test_invoice.py", "from tax import calc_tax\n"),
+    ];
+    for (name, text) in files {
+        std::fs::write(repo.path().join(name), text).unwrap();
+    }
+    let server = MockModelServer::start(vec![
+        sse_turn(vec![ev_function_call(
+            "call_sed",
+            "shell_command",
+            &json!({"command": r"sed -i 's/\bcalc_tax\b/compute_tax/g' invoice.py"}).to_string(),
+        )]),
+        sse_turn(vec![ev_assistant_message("m1", "Done.")]),
+        sse_turn(vec![ev_assistant_message("m2", "Done.")]),
+        sse_turn(vec![ev_assistant_message("m3", "Done.")]),
+    ])
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    home.write_config("approval_policy = \"never\"\nsandbox_mode = \"danger-full-access\"\n");
+    let (_manager, thread) = local_thread(&home, repo.path()).await;
+    let _events = run_turn(&thread, "Rename calc_tax to compute_tax.", Vec::new()).await;
+    let invoice = std::fs::read_to_string(repo.path().join("invoice.py")).unwrap();
+    assert!(
+        invoice.contains("compute_tax(a)"),
+        "sed really ran: {invoice}"
+    );
+    let ran = server.requests()[1].output_for("call_sed").unwrap();
+    assert!(
+        ran.ends_with(
+            "Other files still mention `calc_tax` (removed from invoice.py): tax.py, \
+             test_invoice.py. Update them too if they should change."
+        ),
+        "{ran}"
+    );
+    server.verify_allow_unused();
+}

@@ -1,29 +1,13 @@
 use super::*;
-use crate::tools::call::ToolPayload;
+use crate::inspect::test_support::{self, write};
 use osprey_protocol::{FunctionCallOutputPayload, ResponseItem};
-use osprey_tools::names::WRITE_FILE;
 use pretty_assertions::assert_eq;
 use std::path::Path;
 
 const CONFIG: &str = "{\n  \"name\": \"webapp\",\n  \"debug\": true,\n  \"port\": 8080,\n  \"database\": {\n    \"host\": \"localhost\",\n    \"pool\": 5\n  }\n}\n";
 
-fn write(id: &str, path: &str, content: &str) -> ToolCall {
-    ToolCall {
-        call_id: id.to_string(),
-        tool_name: WRITE_FILE.to_string(),
-        payload: ToolPayload::Function {
-            arguments: serde_json::json!({"path": path, "content": content}).to_string(),
-        },
-    }
-}
-
 fn start(cwd: &Path) -> TurnStart<'_> {
-    TurnStart {
-        request: "change it",
-        cwd,
-        tool_names: &[],
-        command_path: None,
-    }
+    test_support::start("change it", cwd)
 }
 
 /// The content written instead and the note, for a plan that keeps the file.

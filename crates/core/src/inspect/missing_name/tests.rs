@@ -1,48 +1,26 @@
 use super::*;
-use crate::tools::call::ToolPayload;
+use crate::inspect::test_support::{self, call, output, project};
 use osprey_tools::names::{READ_FILE, SHELL_COMMAND};
 use pretty_assertions::assert_eq;
 
 fn start(cwd: &Path) -> TurnStart<'_> {
-    TurnStart {
-        request: "Create add.py and test_add.py, then run python3 -m unittest.",
+    test_support::start(
+        "Create add.py and test_add.py, then run python3 -m unittest.",
         cwd,
-        tool_names: &[],
-        command_path: None,
-    }
+    )
 }
 
 /// Runs one call named `tool` through the aid with `text` as its result; returns the result
 /// the model would read.
 fn through(aid: &mut MissingName, tool: &str, text: &str) -> String {
-    let call = ToolCall {
-        call_id: "c1".to_string(),
-        tool_name: tool.to_string(),
-        payload: ToolPayload::Function {
-            arguments: serde_json::json!({"command": "python3 -m unittest", "path": "a"})
-                .to_string(),
-        },
-    };
-    aid.before_tool_calls(&[call]);
-    let mut outputs = [ResponseItem::FunctionCallOutput {
-        call_id: "c1".into(),
-        output: FunctionCallOutputPayload::from(text.to_string()),
-    }];
+    let arguments = serde_json::json!({"command": "python3 -m unittest", "path": "a"});
+    aid.before_tool_calls(&[call("c1", tool, arguments)]);
+    let mut outputs = [output("c1", text)];
     aid.after_tool_outputs(&mut outputs);
     let ResponseItem::FunctionCallOutput { output, .. } = &outputs[0] else {
         unreachable!()
     };
     output.text()
-}
-
-fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (name, text) in files {
-        let path = dir.path().join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    dir
 }
 
 const TEST_ADD: &str = "import unittest\n\nclass TestAdd(unittest.TestCase):\n    def test_add(self):\n        \
