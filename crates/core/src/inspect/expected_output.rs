@@ -48,6 +48,22 @@ const STATING_PHRASES: [&str; 15] = [
     "which outputs",
 ];
 
+/// Phrases that ask for a program whose output is a count: it should print the number
+/// alone. Only for one count: "for each file" or "per region" asks for a listing.
+const COUNT_PHRASES: [&str; 8] = [
+    "prints the number of",
+    "print the number of",
+    "outputs the number of",
+    "output the number of",
+    "prints the count of",
+    "print the count of",
+    "prints how many",
+    "print how many",
+];
+
+/// Words that make a count request a listing of several counts.
+const LISTING_WORDS: [&str; 4] = ["each", "every", "per", "all"];
+
 /// Words that follow "prints" without being the output ("prints the count").
 const NOT_OUTPUT: [&str; 24] = [
     "the",
@@ -93,12 +109,16 @@ pub(crate) enum Expected {
     Word(String),
     /// A quoted text, matched anywhere ignoring case.
     Text(String),
+    /// A count ("prints the number of lines"): the output is one number and nothing else.
+    Count,
 }
 
 impl Expected {
-    fn shown(&self) -> &str {
+    /// How the reminder names what was expected.
+    fn shown(&self) -> String {
         match self {
-            Self::Number(s) | Self::Word(s) | Self::Text(s) => s,
+            Self::Number(s) | Self::Word(s) | Self::Text(s) => format!("the output `{s}`"),
+            Self::Count => "a number and nothing else as the output".to_string(),
         }
     }
 
@@ -114,6 +134,14 @@ impl Expected {
                 .split(|c: char| !(c.is_alphanumeric() || c == '_'))
                 .any(|token| token == w.to_lowercase()),
             Self::Text(t) => lower.contains(&t.to_lowercase()),
+            Self::Count => {
+                let shown = output.trim();
+                let number = shown.strip_prefix('-').unwrap_or(shown);
+                number.starts_with(|c: char| c.is_ascii_digit())
+                    && number.chars().all(|c| c.is_ascii_digit() || c == '.')
+                    && number.matches('.').count() <= 1
+                    && !number.ends_with('.')
+            }
         }
     }
 }
@@ -122,10 +150,33 @@ impl Expected {
 pub(crate) fn expected_output(request: &str) -> Option<Expected> {
     // ASCII lowering keeps byte offsets, so a phrase found in `lower` indexes `request`.
     let lower = request.to_ascii_lowercase();
-    STATING_PHRASES.iter().find_map(|phrase| {
-        lower
-            .match_indices(phrase)
-            .find_map(|(at, _)| value_at(&request[at + phrase.len()..]))
+    STATING_PHRASES
+        .iter()
+        .find_map(|phrase| {
+            lower
+                .match_indices(phrase)
+                .find_map(|(at, _)| value_at(&request[at + phrase.len()..]))
+        })
+        .or_else(|| asks_for_one_count(&lower).then_some(Expected::Count))
+}
+
+/// Whether the (lowercased) request asks for a program that prints one count: a count
+/// phrase whose sentence does not ask for several ("for each file").
+fn asks_for_one_count(lower: &str) -> bool {
+    COUNT_PHRASES.iter().any(|phrase| {
+        lower.match_indices(phrase).any(|(at, _)| {
+            // The sentence ends at a stop followed by a space: `notes.txt` does not end it.
+            let rest = &lower[at..];
+            let end = [". ", "! ", "? ", "; "]
+                .iter()
+                .filter_map(|stop| rest.find(stop))
+                .min()
+                .unwrap_or(rest.len());
+            let sentence = &rest[..end];
+            !sentence
+                .split(|c: char| !c.is_alphanumeric())
+                .any(|word| LISTING_WORDS.contains(&word))
+        })
     })
 }
 
@@ -292,8 +343,8 @@ impl TurnInspector for CheckExpectedOutput {
             format!("printed:\n{cut}\n")
         };
         Some(ResponseItem::user_text(format!(
-            "The task expects the output `{}`, but the last run of `{command}` {what}Fix the \
-             code so that it prints that, then run `{command}` again.",
+            "The task expects {}, but the last run of `{command}` {what}Fix the code so that \
+             it prints that, then run `{command}` again.",
             expected.shown()
         )))
     }
@@ -302,8 +353,7 @@ impl TurnInspector for CheckExpectedOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::call::ToolPayload;
-    use osprey_protocol::FunctionCallOutputPayload;
+    use crate::inspect::test_support::{self, call, output, shell, start};
     use pretty_assertions::assert_eq;
 
     #[test]
@@ -332,11 +382,27 @@ mod tests {
                 "Write a script that prints \"Done!\".",
                 Some(Expected::Text("Done!".into())),
             ),
-            // No value this aid can read: it stays silent.
+            // A program printing one count prints a number alone.
             (
-                "Write a bash script count_lines.sh that prints the number of lines.",
+                "Write a bash script count_lines.sh that prints the number of lines in the \
+                 file given as its first argument, then run it on notes.txt.",
+                Some(Expected::Count),
+            ),
+            (
+                "Write words.py to print how many words input.txt has.",
+                Some(Expected::Count),
+            ),
+            // Several counts are a listing, with labels of their own.
+            (
+                "Write a script that prints the number of lines of each file in docs.txt.",
                 None,
             ),
+            (
+                "Make report.py print the number of sales per region. Run it.",
+                None,
+            ),
+            // No value this aid can read: it stays silent.
+            ("Write a bash script that counts the lines.", None),
             (
                 "Create fizz.js that prints the numbers 1 to 15, one per line.",
                 None,
@@ -363,44 +429,64 @@ mod tests {
         assert!(!hello.found_in("hello_world\n"));
         let text = Expected::Text("Hello, Ada".into());
         assert!(text.found_in("hello, ada!\n"));
-    }
-
-    fn call(id: &str, tool: &str, arguments: serde_json::Value) -> ToolCall {
-        ToolCall {
-            call_id: id.to_string(),
-            tool_name: tool.to_string(),
-            payload: ToolPayload::Function {
-                arguments: arguments.to_string(),
-            },
+        for bare in ["5\n", "  42 ", "-3\n", "2.5\n"] {
+            assert!(Expected::Count.found_in(bare), "{bare:?}");
+        }
+        for not_bare in ["5 notes.txt\n", "lines: 5\n", "", "1\n2\n", "1.2.3", "5."] {
+            assert!(!Expected::Count.found_in(not_bare), "{not_bare:?}");
         }
     }
 
-    fn shell(id: &str, command: &str) -> ToolCall {
-        call(
+    #[test]
+    fn a_count_printed_with_more_than_the_number_is_sent_back_once() {
+        let mut aid = new_aid(
+            "Write a bash script count_lines.sh that prints the number of lines in the file \
+             given as its first argument, then run it on notes.txt.",
+        );
+        aid.before_tool_calls(&[test_support::write("w", "count_lines.sh", "wc -l \"$1\"\n")]);
+        // `cat` runs no program: not compared.
+        run(&mut aid, "c", "cat count_lines.sh", 0, "wc -l \"$1\"\n");
+        run(
+            &mut aid,
+            "r",
+            "bash count_lines.sh notes.txt",
+            0,
+            "5 notes.txt\n",
+        );
+        let reminder = aid.before_finish(Some("Done.")).unwrap();
+        assert_eq!(
+            reminder.message_text().unwrap(),
+            "The task expects a number and nothing else as the output, but the last run of \
+             `bash count_lines.sh notes.txt` printed:\n5 notes.txt\nFix the code so that it \
+             prints that, then run `bash count_lines.sh notes.txt` again."
+        );
+        run(
+            &mut aid,
+            "s",
+            "bash count_lines.sh notes.txt",
+            0,
+            "5 notes.txt\n",
+        );
+        assert_eq!(aid.before_finish(Some("Done.")), None, "once");
+
+        let mut fixed = new_aid("Write count.sh that prints the number of lines in a.txt.");
+        run(&mut fixed, "r", "sh count.sh", 0, "5\n");
+        assert_eq!(fixed.before_finish(Some("Done.")), None);
+    }
+
+    fn result(id: &str, code: i32, printed: &str) -> ResponseItem {
+        output(
             id,
-            "shell_command",
-            serde_json::json!({ "command": command }),
-        )
-    }
-
-    fn result(id: &str, code: i32, output: &str) -> ResponseItem {
-        ResponseItem::FunctionCallOutput {
-            call_id: id.into(),
-            output: FunctionCallOutputPayload::from(format!(
+            &format!(
                 "Wall time: 0.1 seconds\nProcess exited with code {code}\nOriginal token \
-                 count: 1\nOutput:\n{output}"
-            )),
-        }
+                 count: 1\nOutput:\n{printed}"
+            ),
+        )
     }
 
     fn new_aid(request: &str) -> CheckExpectedOutput {
         let dir = std::path::Path::new("/nonexistent");
-        CheckExpectedOutput::new(&TurnStart {
-            request,
-            cwd: dir,
-            tool_names: &[],
-            command_path: None,
-        })
+        CheckExpectedOutput::new(&start(request, dir))
     }
 
     fn run(aid: &mut CheckExpectedOutput, id: &str, command: &str, code: i32, output: &str) {
