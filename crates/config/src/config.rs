@@ -380,6 +380,7 @@ fn resolve_local_model(raw: LocalModelToml) -> Result<LocalModelConfig, String> 
         keep_content: raw.keep_content.unwrap_or(default.keep_content),
         missing_name: raw.missing_name.unwrap_or(default.missing_name),
         context_echo: raw.context_echo.unwrap_or(default.context_echo),
+        strip_line_numbers: raw.strip_line_numbers.unwrap_or(default.strip_line_numbers),
         hide_call_narration: raw
             .hide_call_narration
             .unwrap_or(default.hide_call_narration),

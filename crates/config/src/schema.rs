@@ -75,6 +75,7 @@ pub(crate) struct LocalModelToml {
     pub read_before_write: Option<bool>,
     pub protect_named_check: Option<bool>,
     pub context_echo: Option<bool>,
+    pub strip_line_numbers: Option<bool>,
     pub verify_named_check: Option<bool>,
     pub fix_failed_check: Option<bool>,
     pub check_expected_output: Option<bool>,

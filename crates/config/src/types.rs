@@ -54,6 +54,8 @@ pub struct LocalModelConfig {
     pub protect_named_check: bool,
     /// Refuse a write whose text copies the context the harness sent the model.
     pub context_echo: bool,
+    /// Make a write whose lines still carry the line numbers the tools showed without them.
+    pub strip_line_numbers: bool,
     /// Ask once to run the command (or check the output) the request names.
     pub verify_named_check: bool,
     /// Send a named check that failed on its last run since the last write back once.
@@ -103,6 +105,7 @@ impl Default for LocalModelConfig {
             read_before_write: true,
             protect_named_check: true,
             context_echo: true,
+            strip_line_numbers: true,
             verify_named_check: true,
             fix_failed_check: true,
             check_expected_output: true,

@@ -63,6 +63,9 @@ pub enum TurnAid {
     /// Refuse a write whose text copies the context the harness sent (the environment
     /// block, the AGENTS.md block).
     ContextEcho,
+    /// Make a write whose lines carry the line numbers the tools showed (`L3: `) without
+    /// them.
+    StripLineNumbers,
     /// Ask once to run the command (or check the output) the request names.
     VerifyNamedCheck,
     /// Send a named check that failed on its last run since the last write back once, with
@@ -205,6 +208,7 @@ impl ToolProfile {
                 TurnAid::QuestionReadOnly,
                 TurnAid::ProtectNamedCheck,
                 TurnAid::ContextEcho,
+                TurnAid::StripLineNumbers,
                 TurnAid::ReadBeforeWrite,
                 TurnAid::KeepContent,
                 TurnAid::RepeatNudge,

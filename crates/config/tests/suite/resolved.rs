@@ -254,7 +254,8 @@ fn local_model_settings_default_to_every_aid_on() {
          edit_tool = false\ncheck_expected_output = false\n\
          protect_named_check = false\nrepeat_nudge = false\nquestion_read_only = false\n\
          hide_call_narration = false\nquestion_focus = false\nkeep_content = false\n\
-         fix_failed_check = false\nmissing_name = false\ncontext_echo = false\n",
+         fix_failed_check = false\nmissing_name = false\ncontext_echo = false\n\
+         strip_line_numbers = false\n",
     );
     let loaded = fx.build().unwrap();
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
@@ -272,6 +273,7 @@ fn local_model_settings_default_to_every_aid_on() {
             read_before_write: false,
             protect_named_check: false,
             context_echo: false,
+            strip_line_numbers: false,
             verify_named_check: false,
             fix_failed_check: false,
             check_expected_output: false,

@@ -21,6 +21,7 @@ mod context_echo;
 mod expected_output;
 mod failed_check;
 mod keep_content;
+mod line_numbers;
 mod local_aids;
 mod missing_name;
 mod question_focus;
@@ -132,6 +133,9 @@ impl TurnInspectors {
                     TurnAid::ProjectFiles => Box::new(local_aids::ProjectFiles),
                     TurnAid::ReadBeforeWrite => Box::new(write_aids::ReadBeforeWrite::new(start)),
                     TurnAid::ContextEcho => Box::new(context_echo::ContextEcho::new(start)),
+                    TurnAid::StripLineNumbers => {
+                        Box::new(line_numbers::StripLineNumbers::new(start))
+                    }
                     TurnAid::ProtectNamedCheck => {
                         Box::new(check_guard::ProtectNamedCheck::new(start))
                     }

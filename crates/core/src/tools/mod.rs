@@ -70,6 +70,7 @@ pub fn profile_for(config: &Config) -> ToolProfile {
         (TurnAid::KeepContent, local.keep_content),
         (TurnAid::MissingName, local.missing_name),
         (TurnAid::ContextEcho, local.context_echo),
+        (TurnAid::StripLineNumbers, local.strip_line_numbers),
         (TurnAid::HideCallNarration, local.hide_call_narration),
         (TurnAid::QuestionFocus, local.question_focus),
     ]
@@ -308,6 +309,7 @@ mod tests {
             TurnAid::FixFailedCheck,
             TurnAid::MissingName,
             TurnAid::ContextEcho,
+            TurnAid::StripLineNumbers,
         ];
         let all = profile_for(&local_config(osprey_config::LocalToolProfile::Local));
         assert!(aids.iter().all(|aid| all.has_aid(*aid)), "on by default");
@@ -329,6 +331,7 @@ mod tests {
                 &mut config.local_model.fix_failed_check,
                 &mut config.local_model.missing_name,
                 &mut config.local_model.context_echo,
+                &mut config.local_model.strip_line_numbers,
             ];
             *switches.into_iter().nth(i).unwrap() = false;
             let profile = profile_for(&config);
