@@ -342,12 +342,39 @@ impl TurnInspector for CheckExpectedOutput {
             }
             format!("printed:\n{cut}\n")
         };
+        let hint = if *expected == Expected::Count {
+            count_with_name_hint(command, shown)
+        } else {
+            String::new()
+        };
         Some(ResponseItem::user_text(format!(
             "The task expects {}, but the last run of `{command}` {what}Fix the code so that \
-             it prints that, then run `{command}` again.",
+             it prints that, then run `{command}` again.{hint}",
             expected.shown()
         )))
     }
+}
+
+/// When a count came out as `5 notes.txt` — the number, then a file the command was given —
+/// how `wc` prints the number alone: the usual way a script gets there. The small model,
+/// told only that the output should be the number, edited the file name in the script.
+fn count_with_name_hint(command: &str, shown: &str) -> String {
+    let mut words = shown.split_whitespace();
+    let (Some(number), Some(name), None) = (words.next(), words.next(), words.next()) else {
+        return String::new();
+    };
+    let counted = number.chars().all(|c| c.is_ascii_digit());
+    let given = command
+        .split_whitespace()
+        .skip(1)
+        .any(|word| word.trim_matches(|c| c == '"' || c == '\'') == name);
+    if !(counted && given) {
+        return String::new();
+    }
+    format!(
+        " The name `{name}` after the count is what `wc -l FILE` prints; `wc -l < FILE` (the \
+         file as input) prints the count alone."
+    )
 }
 
 #[cfg(test)]
@@ -458,7 +485,9 @@ mod tests {
             reminder.message_text().unwrap(),
             "The task expects a number and nothing else as the output, but the last run of \
              `bash count_lines.sh notes.txt` printed:\n5 notes.txt\nFix the code so that it \
-             prints that, then run `bash count_lines.sh notes.txt` again."
+             prints that, then run `bash count_lines.sh notes.txt` again. The name \
+             `notes.txt` after the count is what `wc -l FILE` prints; `wc -l < FILE` (the file \
+             as input) prints the count alone."
         );
         run(
             &mut aid,
@@ -468,6 +497,15 @@ mod tests {
             "5 notes.txt\n",
         );
         assert_eq!(aid.before_finish(Some("Done.")), None, "once");
+
+        // Other extra text gets no wc hint.
+        let mut labelled = new_aid("Write count.sh that prints the number of lines in a.txt.");
+        run(&mut labelled, "r", "sh count.sh a.txt", 0, "lines: 5\n");
+        let reminder = labelled.before_finish(Some("Done.")).unwrap();
+        assert!(
+            !reminder.message_text().unwrap().contains("wc -l"),
+            "{reminder:?}"
+        );
 
         let mut fixed = new_aid("Write count.sh that prints the number of lines in a.txt.");
         run(&mut fixed, "r", "sh count.sh", 0, "5\n");
