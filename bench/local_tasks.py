@@ -34,7 +34,11 @@ the table then shows per task how many of the N runs solved it. A run that is st
 
 Usage: bench/local_tasks.py OSPREY_BIN [--mode ablation|aids|harness] [--codex CODEX_BIN]
                             [--tasks hello,add,...] [--configs NAME,...]
-                            [--timeout SECONDS] [--repeat N]
+                            [--timeout SECONDS] [--repeat N] [--keep-sessions]
+--keep-sessions runs the local-provider configurations without --ephemeral, so each run's
+session file (every call and the result the model read, which the --json events do not all
+show: a failed edit_file, for one) is kept under the configuration's OSPREY_HOME, printed as
+"home" in the run's JSON line.
 Needs OSPREY_LOCAL_MODEL (the verified GGUF; scripts/install-test-deps.sh prints it).
 """
 
@@ -131,6 +135,8 @@ def attempt(label, task, argv_for, env, timeout, run_no=1):
                                                       "mcp_tool_call"))
     result = {"config": label, "run": run_no, "task": task, "ok": ok, "why": why,
               "wall_s": round(wall, 1), "tool_items": calls, "dir": cwd}  # the run's events: <dir>.events.jsonl
+    if KEEP_SESSIONS:
+        result["home"] = env.get("OSPREY_HOME")
     print(json.dumps(result), flush=True)
     return result
 
@@ -155,6 +161,10 @@ def base_env(home):
             "OSPREY_MODEL_CACHE": os.path.dirname(os.path.abspath(model))}
 
 
+# Whether local-provider runs keep their session files (--keep-sessions).
+KEEP_SESSIONS = False
+
+
 def ablation(osprey, tasks, configs, timeout, repeat, rows=ABLATION):
     results = []
     for label, switches in rows:
@@ -167,7 +177,8 @@ def ablation(osprey, tasks, configs, timeout, repeat, rows=ABLATION):
             overrides += ["-c", f"local_model.{key}={value}"]
 
         def argv_for(prompt, overrides=overrides):
-            return [osprey, "exec", "--json", "--ephemeral", "-s", "workspace-write",
+            ephemeral = [] if KEEP_SESSIONS else ["--ephemeral"]
+            return [osprey, "exec", "--json", *ephemeral, "-s", "workspace-write",
                     "-c", 'model_provider="local"', *overrides, prompt]
 
         for run_no in range(1, repeat + 1):
@@ -291,6 +302,10 @@ def main():
             return value
         return default
 
+    global KEEP_SESSIONS
+    if "--keep-sessions" in args:
+        args.remove("--keep-sessions")
+        KEEP_SESSIONS = True
     mode = option("--mode", "ablation")
     codex = option("--codex")
     tasks = option("--tasks", ",".join(TASKS)).split(",")
