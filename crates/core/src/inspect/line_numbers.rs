@@ -1,34 +1,34 @@
-//! [`StripLineNumbers`] (`[local_model] strip_line_numbers`): a write whose text still
-//! carries the line numbers the tools showed the model is made without them.
+//! [`StripLineNumbers`] (`[local_model] strip_line_numbers`): a whole-file write whose text
+//! still carries the line numbers `read_file` showed the model is made without them.
 //!
-//! `read_file` shows each line as `L12: text`, and a refused write shows the file as
-//! `  12<TAB>text`. Seen on 2026-12-06 (fix): after reading stats.py the small model wrote it
-//! back with every line starting `L1: `, `L2: `, …, and the module no longer imported — a
-//! syntax error on line 1 that it then tried to fix by writing the same thing again.
+//! `read_file` shows each line as `L12: text`. Seen on 2026-12-06 (fix): after reading
+//! stats.py the small model wrote it back with every line starting `L1: `, `L2: `, …, and
+//! the module no longer imported — a syntax error on line 1 that it then tried to fix by
+//! writing the same thing again.
 //!
-//! Only text whose every non-blank line carries a number in one of those two forms, the
-//! numbers rising from line to line, is changed: at least two numbered lines, or one
-//! numbered 1. Code that happens to start one line with `L3:` is left as written. An
-//! `edit_file` call is changed only when the file does not hold `old` as written (then
-//! `old` and `new` lose their numbers): a file that does was quoted right, numbers and all.
-//! The result says what was left out, so the model learns the numbers are not part of the
-//! file.
+//! Only text whose every non-blank line carries such a number, at least two of them, rising
+//! from line to line, is changed — and not when the file being replaced is numbered that way
+//! itself. `edit_file` needs nothing here: its span match already ignores these prefixes in
+//! `old` and `new` alike. (The refused-write view numbers lines as `12<TAB>text`; that form
+//! is not undone, since it is also how ordinary tab-separated data looks.) The result says
+//! what was left out, so the model learns the numbers are not part of the file.
 
 use std::path::PathBuf;
 
 use osprey_protocol::{FunctionCallOutputPayload, ResponseItem};
-use osprey_tools::names::{EDIT_FILE, WRITE_FILE};
+use osprey_tools::names::WRITE_FILE;
 
 use super::write_aids::{read_small_text, resolve};
 use super::{TurnInspector, TurnStart};
 use crate::tools::call::{ToolCall, ToolPayload};
 
 /// The note added to the result of a write made without its line numbers.
-const NOTE: &str = "The text you sent had the line numbers the tools show (`L1: `) at the start \
-                    of its lines; they are not part of the file and were left out. Send file \
-                    text without them.";
+const NOTE: &str = "The text you sent had the line numbers read_file shows (`L1: `) at the \
+                    start of its lines; they are not part of the file and were left out. Send \
+                    file text without them.";
 
-/// Makes writes without the line-number prefixes the model copied from tool results.
+/// Makes whole-file writes without the line-number prefixes the model copied from
+/// `read_file`.
 pub(crate) struct StripLineNumbers {
     cwd: PathBuf,
     /// Calls of the running batch that were changed.
@@ -43,33 +43,25 @@ impl StripLineNumbers {
         }
     }
 
-    /// The call's arguments with the numbers left out, when it has numbered text.
+    /// The call's arguments with the numbers left out, when it writes numbered text over a
+    /// file (or to a new file) that is not numbered itself.
     fn stripped(&self, call: &ToolCall) -> Option<serde_json::Value> {
+        if call.tool_name != WRITE_FILE {
+            return None;
+        }
         let ToolPayload::Function { arguments } = &call.payload else {
             return None;
         };
         let mut value: serde_json::Value = serde_json::from_str(arguments).ok()?;
         let fields = value.as_object_mut()?;
-        let mut changed = false;
-        if call.tool_name == WRITE_FILE {
-            changed |= strip_field(fields, "content");
-        } else if call.tool_name == EDIT_FILE {
-            let file = fields
-                .get("path")
-                .and_then(|p| p.as_str())
-                .and_then(|path| read_small_text(&resolve(&self.cwd, path)));
-            let old_in_file = fields
-                .get("old")
-                .and_then(|old| old.as_str())
-                .zip(file.as_deref())
-                .is_some_and(|(old, file)| file.contains(old));
-            // A file that holds `old` as written was quoted right: its numbers are its own.
-            if !old_in_file {
-                changed |= strip_field(fields, "old");
-                changed |= strip_field(fields, "new");
-            }
+        let plain = without_line_numbers(fields.get("content")?.as_str()?)?;
+        let path = fields.get("path")?.as_str()?;
+        let current = read_small_text(&resolve(&self.cwd, path));
+        if current.is_some_and(|text| without_line_numbers(&text).is_some()) {
+            return None;
         }
-        changed.then_some(value)
+        fields.insert("content".to_string(), serde_json::Value::String(plain));
+        Some(value)
     }
 }
 
@@ -97,33 +89,13 @@ impl TurnInspector for StripLineNumbers {
     }
 }
 
-/// Replaces the string field `key` by its text without line numbers, when it is numbered.
-fn strip_field(fields: &mut serde_json::Map<String, serde_json::Value>, key: &str) -> bool {
-    let Some(text) = fields.get(key).and_then(|v| v.as_str()) else {
-        return false;
-    };
-    let Some(plain) = without_line_numbers(text) else {
-        return false;
-    };
-    fields.insert(key.to_string(), serde_json::Value::String(plain));
-    true
-}
-
-/// `text` without the line numbers at the start of its lines, when every non-blank line has
-/// one (`L3: x` or `   3<TAB>x`, one form throughout) and they rise; `None` otherwise.
+/// `text` without the `L3: ` numbers at the start of its lines, when every non-blank line
+/// has one, at least two do, and they rise; `None` otherwise.
 pub(crate) fn without_line_numbers(text: &str) -> Option<String> {
-    let forms: [SplitNumber; 2] = [read_file_number, shown_file_number];
-    forms.iter().find_map(|split| strip_with(text, *split))
-}
-
-/// Splits a line into its number and its text, when it starts with a number in one form.
-type SplitNumber = fn(&str) -> Option<(u64, &str)>;
-
-fn strip_with(text: &str, split: SplitNumber) -> Option<String> {
     let mut numbers: Vec<u64> = Vec::new();
     let mut lines: Vec<&str> = Vec::new();
     for line in text.split('\n') {
-        match split(line) {
+        match read_file_number(line) {
             Some((number, rest)) => {
                 numbers.push(number);
                 lines.push(rest);
@@ -133,8 +105,7 @@ fn strip_with(text: &str, split: SplitNumber) -> Option<String> {
         }
     }
     let rising = numbers.windows(2).all(|pair| pair[0] < pair[1]);
-    let enough = numbers.len() >= 2 || numbers == [1];
-    (rising && enough).then(|| lines.join("\n"))
+    (rising && numbers.len() >= 2).then(|| lines.join("\n"))
 }
 
 /// `L12: text` (or `L12:` on a blank line) → (12, `text`).
@@ -146,40 +117,25 @@ fn read_file_number(line: &str) -> Option<(u64, &str)> {
     Some((number, rest.strip_prefix(' ').unwrap_or(rest)))
 }
 
-/// `   12<TAB>text` → (12, `text`): the form a refused write shows the file in.
-fn shown_file_number(line: &str) -> Option<(u64, &str)> {
-    let (number, rest) = line.split_once('\t')?;
-    let number = number.trim_start_matches(' ');
-    if number.is_empty() || !number.chars().all(|c| c.is_ascii_digit()) {
-        return None;
-    }
-    Some((number.parse().ok()?, rest))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::inspect::test_support::{call, output, project, start, write};
+    use osprey_tools::names::EDIT_FILE;
     use pretty_assertions::assert_eq;
 
     #[test]
-    fn numbered_text_in_either_form_loses_its_numbers() {
+    fn numbered_text_loses_its_numbers() {
         let read = "L1: def average(values):\nL2:     total = 0\nL3:\nL4:     return total\n";
         assert_eq!(
             without_line_numbers(read).as_deref(),
             Some("def average(values):\n    total = 0\n\n    return total\n")
-        );
-        let shown = "   9\tx = 1\n  10\ty = 2\n";
-        assert_eq!(
-            without_line_numbers(shown).as_deref(),
-            Some("x = 1\ny = 2\n")
         );
         // The numbers may skip (lines dropped) and blank lines may have lost theirs.
         assert_eq!(
             without_line_numbers("L2: a\n\nL7: b").as_deref(),
             Some("a\n\nb")
         );
-        assert_eq!(without_line_numbers("L1: only").as_deref(), Some("only"));
     }
 
     #[test]
@@ -187,13 +143,15 @@ mod tests {
         for text in [
             "x = 1\ny = 2\n",
             // One line that happens to look numbered.
+            "L1: int = 4\n",
             "L3: int = 4\n",
             // A line without a number among numbered ones.
             "L1: a\nb\nL3: c\n",
             // Numbers that do not rise.
             "L2: a\nL1: b\n",
-            // Two forms mixed.
-            "L1: a\n   2\tb\n",
+            "L1: a\nL1: b\n",
+            // Tab-separated data: the refused-write view's form is not undone.
+            "1\t2.5\n2\t3.1\n3\t4.0\n",
             "Lx: a\nL2: b\n",
             "",
         ] {
@@ -251,33 +209,25 @@ mod tests {
     }
 
     #[test]
-    fn an_edit_loses_its_numbers_only_when_the_file_does_not_have_them() {
-        let dir = project(&[
-            ("a.py", "x = 1\ny = 2\n"),
-            ("log.txt", "L1: start\nL2: stop\n"),
-        ]);
+    fn a_numbered_file_and_edits_are_written_as_given() {
+        let numbered = "L1: start\nL2: stop\n";
+        let dir = project(&[("log.txt", numbered), ("a.py", "x = 1\n")]);
         let mut aid = StripLineNumbers::new(&start("Change it.", dir.path()));
+        let edit = serde_json::json!({"path": "a.py", "old": "L1: x = 1", "new": "L1: x = 2"});
         let mut calls = [
-            call(
-                "e",
-                EDIT_FILE,
-                serde_json::json!({"path": "a.py", "old": "L1: x = 1\nL2: y = 2", "new": "L1: x = 3\nL2: y = 2"}),
-            ),
-            call(
-                "f",
-                EDIT_FILE,
-                serde_json::json!({"path": "log.txt", "old": "L1: start\nL2: stop", "new": "go"}),
-            ),
+            write("w", "log.txt", "L1: start\nL2: go\n"),
+            call("e", EDIT_FILE, edit.clone()),
         ];
         aid.adjust_calls(&mut calls);
         assert_eq!(
             arguments(&calls[0]),
-            serde_json::json!({"path": "a.py", "old": "x = 1\ny = 2", "new": "x = 3\ny = 2"})
+            serde_json::json!({"path": "log.txt", "content": "L1: start\nL2: go\n"}),
+            "the file really holds numbered lines"
         );
         assert_eq!(
             arguments(&calls[1]),
-            serde_json::json!({"path": "log.txt", "old": "L1: start\nL2: stop", "new": "go"}),
-            "the file really holds those lines"
+            edit,
+            "edit_file's span match handles them"
         );
     }
 }
