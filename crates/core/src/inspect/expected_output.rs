@@ -10,8 +10,14 @@
 //!
 //! - the expected value is read from the request after a phrase that states it ("should
 //!   print", "output should be", "that prints", …): a quoted or backticked text, a number, or
-//!   a single word that ends its clause ("prints hello, then …"). Anything else ("prints the
-//!   number of lines") gives no expectation, and the aid stays silent;
+//!   a single word that ends its clause ("prints hello, then …"). A program asked for that
+//!   "prints the number of lines" (or "the count of", "how many", after "that", "to",
+//!   "should", …) is expected to print one number and nothing else: `wc -l "$1"` prints
+//!   `5 notes.txt`, which a caller cannot use as the number (seen in the shell task,
+//!   2026-12-06). Not when the sentence asks for several counts ("for each file", "lines,
+//!   words and characters"), gives a format (a quoted `Lines: N`), or the request names a
+//!   command to run (a test run's report is not the count). Anything else gives no
+//!   expectation, and the aid stays silent;
 //! - the run compared is the last one since the last write of a command the request names
 //!   (`python3 pages.py`), or, when it names none, of a command that runs a program
 //!   (`python3 …`, `node …`, `./…`);
@@ -48,20 +54,18 @@ const STATING_PHRASES: [&str; 15] = [
     "which outputs",
 ];
 
-/// Phrases that ask for a program whose output is a count: it should print the number
-/// alone. Only for one count: "for each file" or "per region" asks for a listing.
-const COUNT_PHRASES: [&str; 8] = [
-    "prints the number of",
-    "print the number of",
-    "outputs the number of",
-    "output the number of",
-    "prints the count of",
-    "print the count of",
-    "prints how many",
-    "print how many",
-];
+/// Words that ask for a program to print something ("a script that prints", "to print",
+/// "should print"); a count phrase after anything else describes what a program does now
+/// ("app.py prints the number of users; add a flag").
+const ASKING_WORDS: [&str; 5] = ["that", "which", "to", "should", "must"];
 
-/// Words that make a count request a listing of several counts.
+/// Verbs a count phrase starts with, after an asking word.
+const PRINTING_VERBS: [&str; 6] = ["prints", "print", "outputs", "output", "shows", "show"];
+
+/// What follows the verb in a count phrase.
+const COUNT_OBJECTS: [&str; 3] = ["the number of ", "the count of ", "how many "];
+
+/// Words that make a count request a listing of several counts ("for each file").
 const LISTING_WORDS: [&str; 4] = ["each", "every", "per", "all"];
 
 /// Words that follow "prints" without being the output ("prints the count").
@@ -160,24 +164,70 @@ pub(crate) fn expected_output(request: &str) -> Option<Expected> {
         .or_else(|| asks_for_one_count(&lower).then_some(Expected::Count))
 }
 
-/// Whether the (lowercased) request asks for a program that prints one count: a count
-/// phrase whose sentence does not ask for several ("for each file").
+/// Whether the (lowercased) request asks for a program that prints one count: an asking
+/// word, a printing verb and a count ("a script that prints the number of lines"), in a
+/// sentence that asks for no listing ("for each file"), no format (a quoted `Lines: N`),
+/// and counts one thing ("lines, words and characters" are three).
 fn asks_for_one_count(lower: &str) -> bool {
-    COUNT_PHRASES.iter().any(|phrase| {
-        lower.match_indices(phrase).any(|(at, _)| {
-            // The sentence ends at a stop followed by a space: `notes.txt` does not end it.
-            let rest = &lower[at..];
-            let end = [". ", "! ", "? ", "; "]
-                .iter()
-                .filter_map(|stop| rest.find(stop))
-                .min()
-                .unwrap_or(rest.len());
-            let sentence = &rest[..end];
-            !sentence
-                .split(|c: char| !c.is_alphanumeric())
-                .any(|word| LISTING_WORDS.contains(&word))
+    let words: Vec<(usize, &str)> = lower
+        .split_inclusive(char::is_whitespace)
+        .scan(0, |at, word| {
+            let start = *at;
+            *at += word.len();
+            Some((start, word.trim()))
         })
+        .collect();
+    words.windows(2).any(|pair| {
+        let [(_, asking), (verb_at, verb)] = pair else {
+            return false;
+        };
+        if !ASKING_WORDS.contains(asking) || !PRINTING_VERBS.contains(verb) {
+            return false;
+        }
+        let after_verb = lower[*verb_at + verb.len()..].trim_start();
+        let Some(counted) = COUNT_OBJECTS
+            .iter()
+            .find_map(|object| after_verb.strip_prefix(object))
+        else {
+            return false;
+        };
+        let sentence = sentence_around(lower, *verb_at);
+        let listing = sentence
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|word| LISTING_WORDS.contains(&word));
+        let formatted = sentence.contains(['`', '"']);
+        // The counted thing runs to the first preposition or stop: "lines" in "lines in the
+        // file, then run it"; "lines, words and characters" are several.
+        let end = [
+            " in ", " of ", " from ", " on ", " given", ".", ";", "(", " then",
+        ]
+        .iter()
+        .filter_map(|cut| counted.find(cut))
+        .min()
+        .unwrap_or(counted.len());
+        let thing = &counted[..end];
+        let several = thing.contains(',') || thing.split_whitespace().any(|w| w == "and");
+        !listing && !formatted && !several
     })
+}
+
+/// The sentence of `text` around byte `at`: between stops followed by a space (so
+/// `notes.txt` does not end it) or a line break.
+fn sentence_around(text: &str, at: usize) -> &str {
+    const STOPS: [&str; 5] = [". ", "! ", "? ", "; ", "\n"];
+    let before = &text[..at];
+    let start = STOPS
+        .iter()
+        .filter_map(|stop| before.rfind(stop).map(|i| i + stop.len()))
+        .max()
+        .unwrap_or(0);
+    let after = &text[at..];
+    let end = STOPS
+        .iter()
+        .filter_map(|stop| after.find(stop))
+        .min()
+        .map_or(text.len(), |i| at + i);
+    &text[start..end]
 }
 
 /// The value at the start of `rest` (the text after a stating phrase).
@@ -265,9 +315,13 @@ pub(crate) struct CheckExpectedOutput {
 
 impl CheckExpectedOutput {
     pub(crate) fn new(start: &TurnStart<'_>) -> Self {
+        let named = named_commands(start.request);
+        // A count says what a program prints; a named command (a test run) prints a report.
+        let expected = expected_output(start.request)
+            .filter(|expected| *expected != Expected::Count || named.is_empty());
         Self {
-            expected: expected_output(start.request),
-            named: named_commands(start.request),
+            expected,
+            named,
             pending: HashMap::new(),
             last_run: None,
             asked: false,
@@ -425,6 +479,23 @@ mod tests {
                 None,
             ),
             (
+                "For each file in docs/, write a script to print the number of lines.",
+                None,
+            ),
+            (
+                "Write wc.py that prints the number of lines, words and characters in a file.",
+                None,
+            ),
+            // A format of its own, or a program's present behaviour: no count check.
+            (
+                "Write count.py that prints the number of lines as `Lines: N`.",
+                None,
+            ),
+            (
+                "app.py prints the number of users; add a flag that also shows their names.",
+                None,
+            ),
+            (
                 "Make report.py print the number of sales per region. Run it.",
                 None,
             ),
@@ -506,6 +577,20 @@ mod tests {
             !reminder.message_text().unwrap().contains("wc -l"),
             "{reminder:?}"
         );
+
+        // A named command is a check whose report is not the count.
+        let mut tested = new_aid(
+            "Write count.py that prints the number of lines in a file. Check it with \
+             python3 -m unittest test_count.",
+        );
+        run(
+            &mut tested,
+            "t",
+            "python3 -m unittest test_count",
+            0,
+            "Ran 1 test\n\nOK\n",
+        );
+        assert_eq!(tested.before_finish(Some("Done.")), None);
 
         let mut fixed = new_aid("Write count.sh that prints the number of lines in a.txt.");
         run(&mut fixed, "r", "sh count.sh", 0, "5\n");

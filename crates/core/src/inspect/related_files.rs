@@ -8,9 +8,11 @@
 //! the loop guard stopped the turn; the other files were never named to it.
 //!
 //! A shell command's changes are found by comparing the project's text files before and
-//! after it. That is done only in a project of at most [`SNAPSHOT_FILES`] files and
-//! [`SNAPSHOT_BYTES`] in all — the size of the small tasks the local model is for; a larger
-//! project gets no note for shell changes rather than a slower turn.
+//! after it. That is done only for a command that runs an in-place editor (`sed -i`,
+//! `perl -pi`; a program that rewrites its output file is not renaming anything), and only
+//! in a project of at most [`SNAPSHOT_FILES`] files and [`SNAPSHOT_BYTES`] in all — the
+//! size of the small tasks the local model is for; a larger project gets no note for shell
+//! changes rather than a slower turn. The note goes on the batch's last such command.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
@@ -49,7 +51,7 @@ impl TurnInspector for RelatedFiles {
         self.snapshot = calls
             .iter()
             .rev()
-            .find(|call| command_of(call).is_some())
+            .find(|call| command_of(call).is_some_and(|command| edits_in_place(&command)))
             .and_then(|last_shell| {
                 let files = snapshot(&self.before.cwd)?;
                 Some((last_shell.call_id.clone(), files))
@@ -81,6 +83,22 @@ impl TurnInspector for RelatedFiles {
     }
 }
 
+/// Whether `command` runs an in-place editor (`sed -i`, `perl -pi`): the way a model renames
+/// through the shell. Other commands are not watched — a program's output file, rewritten
+/// by a run, is not a rename — and cost no copy of the project.
+fn edits_in_place(command: &str) -> bool {
+    let words: Vec<&str> = command
+        .split(|c: char| c.is_whitespace() || c == ';' || c == '&' || c == '|')
+        .collect();
+    let editor = words
+        .iter()
+        .any(|word| matches!(*word, "sed" | "gsed" | "perl"));
+    let in_place = words
+        .iter()
+        .any(|flag| flag.starts_with("-i") || flag.starts_with("-pi") || *flag == "--in-place");
+    editor && in_place
+}
+
 /// The project's text files and what they hold, or `None` when the project is larger than
 /// [`SNAPSHOT_FILES`] files or [`SNAPSHOT_BYTES`] bytes.
 fn snapshot(cwd: &Path) -> Option<BTreeMap<PathBuf, String>> {
@@ -103,8 +121,8 @@ fn snapshot(cwd: &Path) -> Option<BTreeMap<PathBuf, String>> {
     Some(files)
 }
 
-/// The note for the files a shell command changed (those in `before` whose text differs
-/// now, leaving out `written`): the other files that still mention what it removed.
+/// The note for the files a shell command changed (those in `before` whose text lost names
+/// it used, leaving out `written`): the other files that still mention what it removed.
 fn shell_note(
     cwd: &Path,
     before: &BTreeMap<PathBuf, String>,
@@ -119,10 +137,11 @@ fn shell_note(
         let Some(new) = read_small_text(path) else {
             continue;
         };
-        if new == *old {
+        let lost = removed_names(old, &new);
+        if lost.is_empty() {
             continue;
         }
-        removed.extend(removed_names(old, &new));
+        removed.extend(lost);
         changed.push(shown(cwd, path));
     }
     if changed.is_empty() {
@@ -361,10 +380,25 @@ mod tests {
         // A command that changes nothing, or only adds names, gets no note.
         let text = through_shell(&mut aid, "s2", "python3 -m unittest", || {});
         assert_eq!(text, "Exit code: 0\nOutput:\n");
-        let text = through_shell(&mut aid, "s3", "echo 'x = 1' >> README.md", || {
-            std::fs::write(root.join("README.md"), "Taxes.\nx = 1\n").unwrap();
+        let text = through_shell(
+            &mut aid,
+            "s3",
+            "sed -i 's/Taxes/Tax rules/' README.md",
+            || {
+                std::fs::write(root.join("README.md"), "Tax rules.\nx = 1\n").unwrap();
+            },
+        );
+        assert_eq!(
+            text, "Exit code: 0\nOutput:\n",
+            "nothing the code used was removed"
+        );
+        // A program that rewrites its output file is not an in-place edit: not watched.
+        std::fs::write(root.join("out.txt"), "calc_tax(1)\n").unwrap();
+        let text = through_shell(&mut aid, "s5", "python3 tax.py > out.txt", || {
+            std::fs::write(root.join("out.txt"), "0.2\n").unwrap();
         });
         assert_eq!(text, "Exit code: 0\nOutput:\n");
+        std::fs::remove_file(root.join("out.txt")).unwrap();
 
         // Once the command renames everywhere, nothing is left to name.
         let text = through_shell(
