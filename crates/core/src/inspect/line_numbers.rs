@@ -120,7 +120,7 @@ fn read_file_number(line: &str) -> Option<(u64, &str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inspect::test_support::{call, output, project, start, write};
+    use crate::inspect::test_support::{call, output, output_text, project, start, write};
     use osprey_tools::names::EDIT_FILE;
     use pretty_assertions::assert_eq;
 
@@ -192,13 +192,7 @@ mod tests {
             output("v", "Wrote notes.txt"),
         ];
         aid.after_tool_outputs(&mut outputs);
-        let texts: Vec<String> = outputs
-            .iter()
-            .map(|item| match item {
-                ResponseItem::FunctionCallOutput { output, .. } => output.text(),
-                _ => unreachable!(),
-            })
-            .collect();
+        let texts: Vec<String> = outputs.iter().map(output_text).collect();
         assert_eq!(
             texts,
             [

@@ -2,8 +2,8 @@
 //! names the other files that still mention identifiers the change removed, so a rename or
 //! a signature change reaches every file, not only the first.
 //!
-//! A change is a `write_file` or `edit_file` call that took effect, or a shell command that
-//! rewrote project files (`sed -i`, a script). Seen on 2026-12-06 (rename): told how to
+//! A change is a `write_file` or `edit_file` call that took effect, or an in-place edit
+//! through the shell (`sed -i`, `perl -pi`) that removed names from project files. Seen on 2026-12-06 (rename): told how to
 //! rename with `sed -i` in one file, the model ran it for that file and then again, until
 //! the loop guard stopped the turn; the other files were never named to it.
 //!
@@ -273,7 +273,7 @@ fn mention_note(cwd: &Path, removed: &[String], from: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inspect::test_support::{output, project, shell, start, write};
+    use crate::inspect::test_support::{output, output_text, project, shell, start, write};
     use pretty_assertions::assert_eq;
 
     #[test]
@@ -351,10 +351,7 @@ mod tests {
         effect();
         let mut outputs = vec![output(id, "Exit code: 0\nOutput:\n")];
         aid.after_tool_outputs(&mut outputs);
-        let ResponseItem::FunctionCallOutput { output, .. } = &outputs[0] else {
-            unreachable!()
-        };
-        output.text()
+        output_text(&outputs[0])
     }
 
     #[test]
@@ -435,13 +432,7 @@ mod tests {
         .unwrap();
         let mut outputs = vec![output("w", "Wrote tax.py"), output("s", "Exit code: 0")];
         aid.after_tool_outputs(&mut outputs);
-        let texts: Vec<String> = outputs
-            .iter()
-            .map(|item| match item {
-                ResponseItem::FunctionCallOutput { output, .. } => output.text(),
-                _ => unreachable!(),
-            })
-            .collect();
+        let texts: Vec<String> = outputs.iter().map(output_text).collect();
         assert_eq!(
             texts,
             [

@@ -53,6 +53,14 @@ pub(crate) fn output(id: &str, text: &str) -> ResponseItem {
     }
 }
 
+/// The text of tool result `item`; panics on anything else.
+pub(crate) fn output_text(item: &ResponseItem) -> String {
+    match item {
+        ResponseItem::FunctionCallOutput { output, .. } => output.text(),
+        other => panic!("not an output: {other:?}"),
+    }
+}
+
 /// A temporary project holding `files` (name, text); parent folders are made as needed.
 pub(crate) fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

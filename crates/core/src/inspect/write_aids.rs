@@ -365,7 +365,7 @@ pub(super) fn project_files(cwd: &Path) -> Vec<PathBuf> {
 mod tests {
     use super::*;
     use crate::inspect::related_files::RelatedFiles;
-    use crate::inspect::test_support::{self, call, output, write};
+    use crate::inspect::test_support::{self, call, output, output_text, write};
     use pretty_assertions::assert_eq;
 
     #[test]
@@ -386,13 +386,6 @@ mod tests {
     }
     fn start(cwd: &Path) -> TurnStart<'_> {
         test_support::start("fix it", cwd)
-    }
-
-    fn output_text(item: &ResponseItem) -> String {
-        match item {
-            ResponseItem::FunctionCallOutput { output, .. } => output.text(),
-            other => panic!("not an output: {other:?}"),
-        }
     }
 
     #[test]

@@ -1,5 +1,5 @@
 use super::*;
-use crate::inspect::test_support::{self, call, output, project};
+use crate::inspect::test_support::{self, call, output, output_text, project};
 use osprey_tools::names::{READ_FILE, SHELL_COMMAND};
 use pretty_assertions::assert_eq;
 
@@ -17,10 +17,7 @@ fn through(aid: &mut MissingName, tool: &str, text: &str) -> String {
     aid.before_tool_calls(&[call("c1", tool, arguments)]);
     let mut outputs = [output("c1", text)];
     aid.after_tool_outputs(&mut outputs);
-    let ResponseItem::FunctionCallOutput { output, .. } = &outputs[0] else {
-        unreachable!()
-    };
-    output.text()
+    output_text(&outputs[0])
 }
 
 const TEST_ADD: &str = "import unittest\n\nclass TestAdd(unittest.TestCase):\n    def test_add(self):\n        \
