@@ -29,6 +29,9 @@ impl Xvfb {
                 "1",
                 "-nolisten",
                 "tcp",
+                // By default the server resets whenever its last client leaves; a client
+                // connecting during that reset is refused ("Can't open display").
+                "-noreset",
                 "-screen",
                 "0",
                 "320x240x24",
@@ -63,33 +66,51 @@ impl Xvfb {
     }
 
     /// Makes `xclip` own the CLIPBOARD selection with `data` as `mime`, and waits until the
-    /// selection offers it.
-    #[expect(clippy::disallowed_methods, reason = "the test runs xclip")]
+    /// selection offers it. An owner that exits before that (it could not connect) is
+    /// started again, and its error is in the failure message if it never gets there.
     fn own_clipboard(&self, file: &Path, mime: &str) -> Owner {
-        let owner = Owner(
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut owner = self.start_owner(file, mime);
+        loop {
+            if self.offered_targets().contains(mime) {
+                return owner;
+            }
+            if let Some(error) = owner.exited() {
+                assert!(
+                    Instant::now() < deadline,
+                    "xclip never owned the clipboard: {error}"
+                );
+                owner = self.start_owner(file, mime);
+            }
+            assert!(Instant::now() < deadline, "xclip never offered {mime}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    #[expect(clippy::disallowed_methods, reason = "the test runs xclip")]
+    fn start_owner(&self, file: &Path, mime: &str) -> Owner {
+        Owner(
             Command::new("xclip")
                 .args(["-quiet", "-selection", "clipboard", "-t", mime, "-i"])
                 .arg(file)
                 .env("DISPLAY", &self.display)
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
-                .stderr(Stdio::null())
+                .stderr(Stdio::piped())
                 .spawn()
                 .expect("xclip starts"),
-        );
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let targets = Command::new("xclip")
-                .args(["-selection", "clipboard", "-t", "TARGETS", "-o"])
-                .env("DISPLAY", &self.display)
-                .output()
-                .expect("xclip lists the targets");
-            if String::from_utf8_lossy(&targets.stdout).contains(mime) {
-                return owner;
-            }
-            assert!(Instant::now() < deadline, "xclip never offered {mime}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        )
+    }
+
+    /// The targets the CLIPBOARD selection offers now (empty when nobody owns it).
+    #[expect(clippy::disallowed_methods, reason = "the test runs xclip")]
+    fn offered_targets(&self) -> String {
+        let targets = Command::new("xclip")
+            .args(["-selection", "clipboard", "-t", "TARGETS", "-o"])
+            .env("DISPLAY", &self.display)
+            .output()
+            .expect("xclip lists the targets");
+        String::from_utf8_lossy(&targets.stdout).into_owned()
     }
 }
 
@@ -102,6 +123,18 @@ impl Drop for Xvfb {
 
 /// Kills an xclip that owns the selection.
 struct Owner(Child);
+
+impl Owner {
+    /// How the owner ended and what it printed, once it has exited.
+    fn exited(&mut self) -> Option<String> {
+        let status = self.0.try_wait().ok()??;
+        let mut error = String::new();
+        if let Some(mut stderr) = self.0.stderr.take() {
+            let _ = stderr.read_to_string(&mut error);
+        }
+        Some(format!("{status}: {}", error.trim()))
+    }
+}
 
 impl Drop for Owner {
     fn drop(&mut self) {
