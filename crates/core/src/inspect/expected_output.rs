@@ -26,11 +26,13 @@
 //!   not match.
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 use osprey_model::{Prompt, ToolChoice};
 use osprey_protocol::ResponseItem;
 
 use super::check_aids::{CHECK_PROGRAMS, command_of, named_commands, runs};
+use super::write_aids::{read_small_text, resolve};
 use super::{CallVerdict, TurnInspector, TurnStart, WRITING_TOOLS};
 use crate::tools::call::ToolCall;
 
@@ -302,6 +304,7 @@ fn runs_named(ran: &str, named: &str) -> bool {
 /// Tells the model once when the last run since its last write did not print what the
 /// request says it should.
 pub(crate) struct CheckExpectedOutput {
+    cwd: PathBuf,
     expected: Option<Expected>,
     named: Vec<String>,
     /// Calls of the running batch whose output is compared, by call id.
@@ -320,6 +323,7 @@ impl CheckExpectedOutput {
         let expected = expected_output(start.request)
             .filter(|expected| *expected != Expected::Count || named.is_empty());
         Self {
+            cwd: start.cwd.to_path_buf(),
             expected,
             named,
             pending: HashMap::new(),
@@ -397,7 +401,7 @@ impl TurnInspector for CheckExpectedOutput {
             format!("printed:\n{cut}\n")
         };
         let hint = if *expected == Expected::Count {
-            count_with_name_hint(command, shown)
+            count_with_name_hint(&self.cwd, command, shown)
         } else {
             String::new()
         };
@@ -410,9 +414,11 @@ impl TurnInspector for CheckExpectedOutput {
 }
 
 /// When a count came out as `5 notes.txt` — the number, then a file the command was given —
-/// how `wc` prints the number alone: the usual way a script gets there. The small model,
-/// told only that the output should be the number, edited the file name in the script.
-fn count_with_name_hint(command: &str, shown: &str) -> String {
+/// how `wc` prints the number alone: the usual way a script gets there, and, when the script
+/// run has that `wc -l FILE` line, the `edit_file` call that changes it. The small model,
+/// told only that the output should be the number, edited the file name in the script; told
+/// `wc -l < FILE` too, it still could not turn that into an edit of its line.
+fn count_with_name_hint(cwd: &Path, command: &str, shown: &str) -> String {
     let mut words = shown.split_whitespace();
     let (Some(number), Some(name), None) = (words.next(), words.next(), words.next()) else {
         return String::new();
@@ -425,10 +431,40 @@ fn count_with_name_hint(command: &str, shown: &str) -> String {
     if !(counted && given) {
         return String::new();
     }
-    format!(
+    let mut hint = format!(
         " The name `{name}` after the count is what `wc -l FILE` prints; `wc -l < FILE` (the \
          file as input) prints the count alone."
-    )
+    );
+    if let Some((script, old, new)) = wc_line_edit(cwd, command) {
+        hint.push_str(&format!(
+            " In {script} that is: edit_file with path `{script}`, old `{old}` and new \
+             `{new}`."
+        ));
+    }
+    hint
+}
+
+/// The first line of a script the command runs (a word of it naming a project file) that
+/// counts with `wc -l FILE`, and that line with `wc -l < FILE`: (script, old, new).
+fn wc_line_edit(cwd: &Path, command: &str) -> Option<(String, String, String)> {
+    command.split_whitespace().skip(1).find_map(|word| {
+        let script = word.trim_matches(|c| c == '"' || c == '\'');
+        let text = read_small_text(&resolve(cwd, script))?;
+        text.lines().find_map(|line| {
+            let line = line.trim();
+            let new = wc_from_input(line)?;
+            Some((script.to_string(), line.to_string(), new))
+        })
+    })
+}
+
+/// `line` with its `wc -l FILE` made `wc -l < FILE`, when it has one.
+fn wc_from_input(line: &str) -> Option<String> {
+    let at = line.find("wc -l ")? + "wc -l ".len();
+    let rest = &line[at..];
+    let file = rest.split([' ', ')', ';', '|', '`']).next()?;
+    let plain = !file.is_empty() && !file.starts_with(['<', '-', '&', '>']);
+    plain.then(|| format!("{}< {rest}", &line[..at]))
 }
 
 #[cfg(test)]
@@ -615,6 +651,51 @@ mod tests {
     fn run(aid: &mut CheckExpectedOutput, id: &str, command: &str, code: i32, output: &str) {
         aid.before_tool_calls(&[shell(id, command)]);
         aid.after_tool_outputs(&mut [result(id, code, output)]);
+    }
+
+    #[test]
+    fn a_count_with_the_file_name_gets_the_edit_of_the_scripts_wc_line() {
+        let dir = test_support::project(&[
+            (
+                "count_lines.sh",
+                "#!/bin/bash\nlines=$(wc -l \"$1\")\necho \"$lines\"\n",
+            ),
+            ("notes.txt", "a\nb\n"),
+        ]);
+        let mut aid = CheckExpectedOutput::new(&start(
+            "Write a bash script count_lines.sh that prints the number of lines in the file \
+             given as its first argument, then run it on notes.txt.",
+            dir.path(),
+        ));
+        run(
+            &mut aid,
+            "r",
+            "bash count_lines.sh notes.txt",
+            0,
+            "2 notes.txt\n",
+        );
+        let reminder = aid.before_finish(Some("Done.")).unwrap();
+        assert!(
+            reminder.message_text().unwrap().ends_with(
+                "prints the count alone. In count_lines.sh that is: edit_file with path \
+                 `count_lines.sh`, old `lines=$(wc -l \"$1\")` and new `lines=$(wc -l < \
+                 \"$1\")`."
+            ),
+            "{reminder:?}"
+        );
+    }
+
+    #[test]
+    fn only_a_wc_given_a_file_is_turned_into_wc_reading_its_input() {
+        assert_eq!(wc_from_input("wc -l $1").as_deref(), Some("wc -l < $1"));
+        assert_eq!(
+            wc_from_input("echo $(wc -l \"$file\") # count").as_deref(),
+            Some("echo $(wc -l < \"$file\") # count")
+        );
+        assert_eq!(wc_from_input("wc -l < \"$1\""), None, "already input");
+        assert_eq!(wc_from_input("cat \"$1\" | wc -l"), None, "no file");
+        assert_eq!(wc_from_input("wc -l -- \"$1\""), None, "options");
+        assert_eq!(wc_from_input("echo done"), None);
     }
 
     const MAXJS: &str = "node max.js should print 9, the largest number, but it prints 1. \
