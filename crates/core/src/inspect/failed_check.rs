@@ -1,7 +1,8 @@
 //! [`FixFailedCheck`] (`fix_failed_check`): the request names a check (`python3 -m
-//! unittest`, `sh check.sh`), its last run since the last write failed, and the model ends
-//! its turn. It is told once that the task is not done until the check passes, with the end
-//! of the check's output, and its next answer must be a call.
+//! unittest`, `sh check.sh`), its last run since the last write failed or ran no tests
+//! ("Ran 0 tests", pytest's "no tests ran"), and the model ends its turn. It is told once
+//! that the task is not done until the check passes, with the end of the check's output,
+//! and its next answer must be a call.
 
 use osprey_model::{Prompt, ToolChoice};
 use osprey_protocol::ResponseItem;
@@ -14,13 +15,22 @@ use crate::tools::call::ToolCall;
 /// Most output lines the reminder shows.
 const FAILED_CHECK_LINES: usize = 8;
 
+/// A named check's last run that did not pass.
+struct FailedRun {
+    named: String,
+    /// The end of its output.
+    tail: String,
+    /// The report line saying it ran no tests, when that is why it did not pass.
+    no_tests: Option<String>,
+}
+
 /// Sends a named check's failure back once when the turn would end on it.
 pub(crate) struct FixFailedCheck {
     named: Vec<String>,
     /// Shell calls of the batch being run, by call id: the named check each runs.
     running: HashMap<String, String>,
-    /// The named check whose last run since the last write failed, and its output's end.
-    failed: Option<(String, String)>,
+    /// The named check whose last run since the last write failed or ran no tests.
+    failed: Option<FailedRun>,
     asked: bool,
     require_call: bool,
 }
@@ -43,6 +53,32 @@ fn exited_zero(output: &str) -> bool {
         .lines()
         .take(6)
         .any(|line| line.trim() == "Process exited with code 0")
+}
+
+/// The line of a test runner's report that says it found no tests, if there is one:
+/// unittest's `Ran 0 tests` (and its `NO TESTS RAN` from Python 3.12), pytest's `no tests
+/// ran`, node's `# tests 0`, go's `no test files`, and cargo's `running 0 tests` when no
+/// test binary ran any.
+fn no_tests_line(output: &str) -> Option<&str> {
+    let said = |line: &str| {
+        let lower = line.trim().to_lowercase();
+        lower.starts_with("ran 0 tests")
+            || lower.contains("no tests ran")
+            || lower.trim_start_matches(['#', 'ℹ', ' ']) == "tests 0"
+            || lower.contains("[no test files]")
+    };
+    if let Some(line) = output.lines().find(|line| said(line)) {
+        return Some(line.trim());
+    }
+    let mut cargo_runs = output
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("running "))
+        .filter_map(|rest| rest.strip_suffix(" tests").or(rest.strip_suffix(" test")))
+        .peekable();
+    cargo_runs.peek()?;
+    cargo_runs
+        .all(|count| count == "0")
+        .then_some("running 0 tests")
 }
 
 /// The last [`FAILED_CHECK_LINES`] non-blank lines of a shell result's output.
@@ -84,7 +120,12 @@ impl TurnInspector for FixFailedCheck {
                 continue;
             };
             let text = output.text();
-            self.failed = (!exited_zero(&text)).then(|| (named.clone(), output_tail(&text)));
+            let no_tests = no_tests_line(&text).map(str::to_owned);
+            self.failed = (!exited_zero(&text) || no_tests.is_some()).then(|| FailedRun {
+                named: named.clone(),
+                tail: output_tail(&text),
+                no_tests,
+            });
         }
     }
 
@@ -92,11 +133,23 @@ impl TurnInspector for FixFailedCheck {
         if self.asked {
             return None;
         }
-        let (named, tail) = self.failed.as_ref()?;
-        let text = format!(
-            "The check `{named}` failed on its last run. The end of its output:\n{tail}\n\
-             The task is not done until it passes: fix what it reports, then run it again."
-        );
+        let FailedRun {
+            named,
+            tail,
+            no_tests,
+        } = self.failed.as_ref()?;
+        let text = match no_tests {
+            Some(line) => format!(
+                "The check `{named}` ran no tests on its last run (\"{line}\"), so it \
+                 proves nothing yet. The end of its output:\n{tail}\nThe task is not done \
+                 until it runs the tests and they pass: make sure the test files exist and \
+                 that it finds them, then run it again."
+            ),
+            None => format!(
+                "The check `{named}` failed on its last run. The end of its output:\n{tail}\n\
+                 The task is not done until it passes: fix what it reports, then run it again."
+            ),
+        };
         self.asked = true;
         self.require_call = true;
         Some(ResponseItem::user_text(text))
@@ -178,5 +231,70 @@ mod tests {
         let mut aid = FixFailedCheck::new(&start("Add a docstring to a.py.", dir.path()));
         run(&mut aid, "python3 -m unittest", "u1", failed);
         assert_eq!(aid.before_finish(Some("Done.")), None, "nothing named");
+    }
+
+    #[test]
+    fn a_named_check_that_ran_no_tests_is_sent_back_even_though_it_exited_zero() {
+        let dir = tempfile::tempdir().unwrap();
+        let request = "Create add.py and test_add.py, then run the tests with python3 -m unittest.";
+        let mut aid = FixFailedCheck::new(&start(request, dir.path()));
+        aid.before_tool_calls(&[write()]);
+        run(
+            &mut aid,
+            "python3 -m unittest",
+            "u1",
+            "Process exited with code 0\nOutput:\n\n----------------------------------------\
+             ------------------------------\nRan 0 tests in 0.000s\n\nOK\n",
+        );
+        let reminder = aid.before_finish(Some("Done, the tests pass.")).unwrap();
+        assert_eq!(
+            reminder.message_text().unwrap(),
+            "The check `python3 -m unittest` ran no tests on its last run (\"Ran 0 tests in \
+             0.000s\"), so it proves nothing yet. The end of its output:\n\
+             ----------------------------------------------------------------------\n\
+             Ran 0 tests in 0.000s\nOK\nThe task is not done until it runs the tests and \
+             they pass: make sure the test files exist and that it finds them, then run it again."
+        );
+        assert_eq!(aid.before_finish(Some("Done.")), None, "once");
+
+        // A later run that found the tests passes.
+        let mut aid = FixFailedCheck::new(&start(request, dir.path()));
+        run(
+            &mut aid,
+            "python3 -m unittest",
+            "u1",
+            "Process exited with code 0\nOutput:\nRan 0 tests in 0.000s\n\nOK\n",
+        );
+        run(
+            &mut aid,
+            "python3 -m unittest",
+            "u2",
+            "Process exited with code 0\nOutput:\n.\nRan 1 test in 0.000s\n\nOK\n",
+        );
+        assert_eq!(aid.before_finish(Some("Done.")), None, "ran a test last");
+    }
+
+    #[test]
+    fn the_runners_reports_of_no_tests_are_recognised_and_real_runs_are_not() {
+        for report in [
+            "Ran 0 tests in 0.000s\n\nNO TESTS RAN",
+            "============ no tests ran in 0.01s ============",
+            "TAP version 13\n# tests 0\n# pass 0",
+            "ℹ tests 0\nℹ suites 0",
+            "?   \texample.com/m\t[no test files]",
+            "running 0 tests\n\ntest result: ok. 0 passed\n\nrunning 0 tests\n",
+        ] {
+            assert!(no_tests_line(report).is_some(), "{report}");
+        }
+        for report in [
+            "Ran 3 tests in 0.001s\n\nOK",
+            "============ 2 passed in 0.01s ============",
+            "# tests 10\n# pass 10",
+            "running 0 tests\n\nrunning 4 tests\ntest a ... ok",
+            "ok  \texample.com/m\t0.002s",
+            "4\n",
+        ] {
+            assert_eq!(no_tests_line(report), None, "{report}");
+        }
     }
 }
