@@ -72,7 +72,8 @@ AIDS = ["read_before_write", "verify_named_check", "answer_from_evidence", "rela
         "write_diff", "edit_tool", "check_expected_output",
         "protect_named_check", "repeat_nudge", "question_read_only",
         "hide_call_narration", "question_focus", "keep_content", "fix_failed_check",
-        "missing_name", "context_echo", "strip_line_numbers"]
+        "missing_name", "context_echo", "strip_line_numbers",
+        "quoted_arguments"]
 AID_ABLATION = ([("all aids", {})] + [(f"-{aid}", {aid: "false"}) for aid in AIDS]
                 + [("none of these", {aid: "false" for aid in AIDS})])
 

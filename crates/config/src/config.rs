@@ -379,6 +379,7 @@ fn resolve_local_model(raw: LocalModelToml) -> Result<LocalModelConfig, String> 
         write_diff: raw.write_diff.unwrap_or(default.write_diff),
         keep_content: raw.keep_content.unwrap_or(default.keep_content),
         missing_name: raw.missing_name.unwrap_or(default.missing_name),
+        quoted_arguments: raw.quoted_arguments.unwrap_or(default.quoted_arguments),
         context_echo: raw.context_echo.unwrap_or(default.context_echo),
         strip_line_numbers: raw.strip_line_numbers.unwrap_or(default.strip_line_numbers),
         hide_call_narration: raw

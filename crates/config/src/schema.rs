@@ -83,6 +83,7 @@ pub(crate) struct LocalModelToml {
     pub question_read_only: Option<bool>,
     pub related_files: Option<bool>,
     pub missing_name: Option<bool>,
+    pub quoted_arguments: Option<bool>,
     pub write_diff: Option<bool>,
     pub keep_content: Option<bool>,
     pub hide_call_narration: Option<bool>,

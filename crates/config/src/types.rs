@@ -72,6 +72,8 @@ pub struct LocalModelConfig {
     /// When a command reports a name as not defined that another project file defines, say
     /// which file and the line that imports it.
     pub missing_name: bool,
+    /// When a one-line program failed on its quoting, give the command quoted right.
+    pub quoted_arguments: bool,
     /// Show each write's diff in its result.
     pub write_diff: bool,
     /// Refuse once a whole-file write that would drop most of an existing file, offering a
@@ -113,6 +115,7 @@ impl Default for LocalModelConfig {
             question_read_only: true,
             related_files: true,
             missing_name: true,
+            quoted_arguments: true,
             write_diff: true,
             keep_content: true,
             hide_call_narration: true,

@@ -81,6 +81,9 @@ pub enum TurnAid {
     /// When a command reports a name as not defined (Python's NameError, JavaScript's
     /// ReferenceError) that another project file defines, say which file and how to import it.
     MissingName,
+    /// When a one-line program (`python3 -c '…'`) failed on its quoting — arguments inside
+    /// the quotes, single quotes inside single quotes — give the command quoted right.
+    QuotedArguments,
     /// Show each write's diff in its result.
     WriteDiff,
     /// Refuse once a whole-file write that would drop most of an existing file, offering a
@@ -221,6 +224,7 @@ impl ToolProfile {
                 TurnAid::QuestionFocus,
                 TurnAid::RelatedFiles,
                 TurnAid::MissingName,
+                TurnAid::QuotedArguments,
                 TurnAid::WriteDiff,
                 TurnAid::HideCallNarration,
                 TurnAid::ProjectFiles,

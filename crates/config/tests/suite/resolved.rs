@@ -255,7 +255,7 @@ fn local_model_settings_default_to_every_aid_on() {
          protect_named_check = false\nrepeat_nudge = false\nquestion_read_only = false\n\
          hide_call_narration = false\nquestion_focus = false\nkeep_content = false\n\
          fix_failed_check = false\nmissing_name = false\ncontext_echo = false\n\
-         strip_line_numbers = false\n",
+         strip_line_numbers = false\nquoted_arguments = false\n",
     );
     let loaded = fx.build().unwrap();
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
@@ -281,6 +281,7 @@ fn local_model_settings_default_to_every_aid_on() {
             question_read_only: false,
             related_files: false,
             missing_name: false,
+            quoted_arguments: false,
             write_diff: false,
             keep_content: false,
             hide_call_narration: false,

@@ -26,6 +26,7 @@ mod local_aids;
 mod missing_name;
 mod question_focus;
 mod question_guard;
+mod quoted_arguments;
 mod related_files;
 mod repeat_nudge;
 #[cfg(test)]
@@ -149,6 +150,9 @@ impl TurnInspectors {
                     }
                     TurnAid::RelatedFiles => Box::new(related_files::RelatedFiles::new(start)),
                     TurnAid::MissingName => Box::new(missing_name::MissingName::new(start)),
+                    TurnAid::QuotedArguments => {
+                        Box::new(quoted_arguments::QuotedArguments::default())
+                    }
                     TurnAid::WriteDiff => Box::new(write_aids::WriteDiff::new(start)),
                     TurnAid::KeepContent => Box::new(keep_content::KeepContent::new(start)),
                     TurnAid::HideCallNarration => Box::new(call_narration::HideCallNarration),

@@ -69,6 +69,7 @@ pub fn profile_for(config: &Config) -> ToolProfile {
         (TurnAid::WriteDiff, local.write_diff),
         (TurnAid::KeepContent, local.keep_content),
         (TurnAid::MissingName, local.missing_name),
+        (TurnAid::QuotedArguments, local.quoted_arguments),
         (TurnAid::ContextEcho, local.context_echo),
         (TurnAid::StripLineNumbers, local.strip_line_numbers),
         (TurnAid::HideCallNarration, local.hide_call_narration),
@@ -310,6 +311,7 @@ mod tests {
             TurnAid::MissingName,
             TurnAid::ContextEcho,
             TurnAid::StripLineNumbers,
+            TurnAid::QuotedArguments,
         ];
         let all = profile_for(&local_config(osprey_config::LocalToolProfile::Local));
         assert!(aids.iter().all(|aid| all.has_aid(*aid)), "on by default");
@@ -332,6 +334,7 @@ mod tests {
                 &mut config.local_model.missing_name,
                 &mut config.local_model.context_echo,
                 &mut config.local_model.strip_line_numbers,
+                &mut config.local_model.quoted_arguments,
             ];
             *switches.into_iter().nth(i).unwrap() = false;
             let profile = profile_for(&config);

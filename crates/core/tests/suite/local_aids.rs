@@ -435,3 +435,104 @@ async fn a_rename_made_by_a_real_sed_in_one_file_names_the_files_still_to_change
     );
     server.verify_allow_unused();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_unittest_run_that_found_no_tests_is_not_taken_for_a_pass() {
+    let repo = temp_git_repo();
+    let server = MockModelServer::start(vec![
+        sse_turn(vec![ev_function_call(
+            "call_add",
+            "write_file",
+            &json!({"path": "add.py", "content": "def add(a, b):\n    return a + b\n"}).to_string(),
+        )]),
+        // No test file yet: unittest finds nothing to run.
+        sse_turn(vec![ev_function_call(
+            "call_run",
+            "shell_command",
+            &json!({"command": "python3 -m unittest"}).to_string(),
+        )]),
+        sse_turn(vec![ev_assistant_message("m1", "Done, the tests pass.")]),
+        sse_turn(vec![ev_assistant_message("m2", "Done.")]),
+        sse_turn(vec![ev_assistant_message("m3", "Done.")]),
+    ])
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    home.write_config("approval_policy = \"never\"\nsandbox_mode = \"danger-full-access\"\n");
+    let (_manager, thread) = local_thread(&home, repo.path()).await;
+    let request = "Create add.py with a function add(a, b) and test_add.py with a unittest \
+                   test case for it. Then run the tests with python3 -m unittest.";
+    let _events = run_turn(&thread, request, Vec::new()).await;
+    let requests = server.requests();
+    let ran = requests[2].output_for("call_run").unwrap();
+    assert!(ran.contains("Ran 0 tests"), "python3 really ran: {ran}");
+    let reminder = requests[3].user_texts().pop().unwrap();
+    assert!(
+        reminder.starts_with(
+            "The check `python3 -m unittest` ran no tests on its last run (\"Ran 0 tests in"
+        ),
+        "{reminder}"
+    );
+    assert!(
+        reminder
+            .ends_with("make sure the test files exist and that it finds them, then run it again."),
+        "{reminder}"
+    );
+    assert_eq!(
+        requests[3].body["tool_choice"], "required",
+        "the answer to the reminder must be a call"
+    );
+    server.verify_allow_unused();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_one_line_program_with_its_arguments_inside_the_quotes_gets_the_command_that_works() {
+    let repo = temp_git_repo();
+    std::fs::write(
+        repo.path().join("sales.csv"),
+        "id,region\n1,north\n2,south\n3,north\n",
+    )
+    .unwrap();
+    let program = "import csv, sys; print(sum(1 for r in csv.DictReader(open(sys.argv[1])) \
+                   if r[sys.argv[2]] == sys.argv[3]))";
+    let wrong = format!("python3 -c '{program} sales.csv region north'");
+    let right = format!("python3 -c '{program}' sales.csv region north");
+    let server = MockModelServer::start(vec![
+        sse_turn(vec![ev_function_call(
+            "call_wrong",
+            "shell_command",
+            &json!({ "command": wrong }).to_string(),
+        )]),
+        sse_turn(vec![ev_function_call(
+            "call_right",
+            "shell_command",
+            &json!({ "command": right }).to_string(),
+        )]),
+        sse_turn(vec![ev_assistant_message("m1", "2")]),
+    ])
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    home.write_config("approval_policy = \"never\"\nsandbox_mode = \"danger-full-access\"\n");
+    let (_manager, thread) = local_thread(&home, repo.path()).await;
+    let request = "How many rows of sales.csv have the region north? Reply with the number.";
+    let _events = run_turn(&thread, request, Vec::new()).await;
+    let requests = server.requests();
+    let failed = requests[1].output_for("call_wrong").unwrap();
+    assert!(
+        failed.contains("SyntaxError"),
+        "python3 really ran: {failed}"
+    );
+    assert!(
+        failed.ends_with(&format!(
+            "Note: `sales.csv region north` at the end of the program is inside its quotes, \
+             so it was read as code; arguments go after the closing quote. Run it quoted \
+             like this:\n{right}"
+        )),
+        "{failed}"
+    );
+    let worked = requests[2].output_for("call_right").unwrap();
+    assert!(
+        worked.contains("Process exited with code 0\n") && worked.contains("Output:\n2\n"),
+        "the given command works: {worked}"
+    );
+    server.verify();
+}

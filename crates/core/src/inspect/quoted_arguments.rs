@@ -1,0 +1,340 @@
+//! [`QuotedArguments`] (`quoted_arguments`): a one-line program run with `python3 -c '…'`
+//! (or `node -e '…'`) failed because of how it was quoted, and the result gives the command
+//! quoted right:
+//!
+//! - words meant as the program's arguments were written inside its quotes
+//!   (`python3 -c '… print(n) sales.csv north'`), so Python read them as code and reported a
+//!   SyntaxError; they belong after the closing quote;
+//! - the program's own single quotes (`r['region']`) ended the shell's single-quoted string,
+//!   so Python saw `r[region]` and reported a NameError; inside single quotes the program
+//!   needs double quotes.
+//!
+//! Seen on 2026-12-07 (task count): the model ran `python3 -c 'import csv, sys; print(sum(1
+//! for r in csv.DictReader(open(sys.argv[1])) if r[sys.argv[2]] == sys.argv[3])) sales.csv
+//! region north'`, read the SyntaxError, blamed `csv.DictReader`, and ended its turn with
+//! the same mistake in its answer.
+
+use osprey_protocol::{FunctionCallOutputPayload, ResponseItem};
+use std::collections::HashMap;
+
+use super::check_aids::command_of;
+use super::{CallVerdict, TurnInspector};
+use crate::tools::call::ToolCall;
+
+/// The option that takes a one-line program, per interpreter.
+const INLINE_PROGRAMS: [(&str, &str); 5] = [
+    ("python3", "-c"),
+    ("python", "-c"),
+    ("node", "-e"),
+    ("node", "-p"),
+    ("nodejs", "-e"),
+];
+
+/// Words that end code, never an argument written after it (`print(x) if y else z`).
+const CODE_WORDS: [&str; 14] = [
+    "if", "else", "for", "in", "and", "or", "not", "is", "None", "True", "False", "null", "true",
+    "false",
+];
+
+/// Adds the correctly quoted command to the result of a one-line program that failed on
+/// its quoting.
+#[derive(Default)]
+pub(crate) struct QuotedArguments {
+    /// Shell calls of the batch being run, by call id: their commands.
+    commands: HashMap<String, String>,
+}
+
+impl TurnInspector for QuotedArguments {
+    fn before_tool_calls(&mut self, calls: &[ToolCall]) -> CallVerdict {
+        self.commands = calls
+            .iter()
+            .filter_map(|call| Some((call.call_id.clone(), command_of(call)?)))
+            .collect();
+        CallVerdict::Run
+    }
+
+    fn after_tool_outputs(&mut self, outputs: &mut [ResponseItem]) {
+        for item in outputs.iter_mut() {
+            let ResponseItem::FunctionCallOutput { call_id, output } = item else {
+                continue;
+            };
+            let Some(command) = self.commands.get(call_id.as_str()) else {
+                continue;
+            };
+            let text = output.text();
+            if let Some(note) = quoting_note(command, &text) {
+                *output = FunctionCallOutputPayload::from(format!("{text}\n\n{note}"));
+            }
+        }
+    }
+}
+
+/// The note for `command`'s result `output`, when the command is a one-line program that
+/// failed on a quoting mistake this module knows how to correct.
+fn quoting_note(command: &str, output: &str) -> Option<String> {
+    let failed_on_code = ["SyntaxError", "NameError", "ReferenceError"]
+        .iter()
+        .any(|error| output.contains(error));
+    if !failed_on_code || exited_zero(output) {
+        return None;
+    }
+    let inline = InlineProgram::find(command)?;
+    let fixed = inline.requoted();
+    if fixed.arguments.is_empty() && !fixed.requoted_inner_quotes {
+        return None;
+    }
+    let mut reasons = Vec::new();
+    if !fixed.arguments.is_empty() {
+        reasons.push(format!(
+            "`{}` at the end of the program is inside its quotes, so it was read as code; \
+             arguments go after the closing quote",
+            fixed.arguments.join(" ")
+        ));
+    }
+    if fixed.requoted_inner_quotes {
+        reasons.push(
+            "the program's own single quotes ended the shell's single-quoted string, so \
+             its strings lost their quotes; inside single quotes, write the program's \
+             strings with double quotes"
+                .to_string(),
+        );
+    }
+    Some(format!(
+        "Note: {}. Run it quoted like this:\n{}",
+        reasons.join("; and "),
+        fixed.command
+    ))
+}
+
+/// Whether a shell result says the command exited 0 (the exec output's status line).
+fn exited_zero(output: &str) -> bool {
+    output
+        .lines()
+        .take(6)
+        .any(|line| line.trim() == "Process exited with code 0")
+}
+
+/// A command holding `PROGRAM OPTION 'code'`: the text before the code's opening quote, the
+/// code as written between the quotes, the quote, and the text after the closing quote.
+#[derive(Debug, PartialEq, Eq)]
+struct InlineProgram<'a> {
+    before: &'a str,
+    quote: char,
+    code: &'a str,
+    after: &'a str,
+}
+
+/// A corrected command, with what was corrected.
+#[derive(Debug, PartialEq, Eq)]
+struct Requoted {
+    command: String,
+    /// Words moved from the end of the program to after its closing quote.
+    arguments: Vec<String>,
+    /// The program's single quotes were made double quotes.
+    requoted_inner_quotes: bool,
+}
+
+impl<'a> InlineProgram<'a> {
+    /// The first one-line program in `command`. Its code runs from the quote after the
+    /// option to the last such quote in the command, so quotes inside it are kept.
+    fn find(command: &'a str) -> Option<Self> {
+        let words: Vec<(usize, &str)> = word_starts(command);
+        let index = words.windows(2).find_map(|pair| {
+            let [(_, program), (at, option)] = pair else {
+                return None;
+            };
+            let program = program.rsplit('/').next().unwrap_or(program);
+            INLINE_PROGRAMS
+                .iter()
+                .any(|(p, o)| *p == program && *o == *option)
+                .then_some(*at + option.len())
+        })?;
+        let rest = &command[index..];
+        let open = index + rest.len() - rest.trim_start().len();
+        let quote = command[open..]
+            .chars()
+            .next()
+            .filter(|c| *c == '\'' || *c == '"')?;
+        let close = command.rfind(quote).filter(|close| *close > open)?;
+        Some(Self {
+            before: &command[..open],
+            quote,
+            code: &command[open + 1..close],
+            after: &command[close + 1..],
+        })
+    }
+
+    /// The command with trailing argument words moved after the closing quote, and (in
+    /// single quotes) the program's own single quotes made double quotes.
+    fn requoted(&self) -> Requoted {
+        let mut code = self.code.to_string();
+        let requoted_inner_quotes =
+            self.quote == '\'' && code.contains('\'') && !code.contains('"');
+        if requoted_inner_quotes {
+            code = code.replace('\'', "\"");
+        }
+        let arguments = trailing_arguments(&code);
+        if !arguments.is_empty() {
+            let words = arguments.iter().map(|a| a.len() + 1).sum::<usize>();
+            code.truncate(code.len() - words);
+        }
+        let moved: String = arguments.iter().map(|a| format!(" {a}")).collect();
+        let quote = self.quote;
+        Requoted {
+            command: format!("{}{quote}{code}{quote}{moved}{}", self.before, self.after),
+            arguments,
+            requoted_inner_quotes,
+        }
+    }
+}
+
+/// Each whitespace-separated word of `text` with the byte offset it starts at.
+fn word_starts(text: &str) -> Vec<(usize, &str)> {
+    let mut words = Vec::new();
+    let mut start = None;
+    for (at, c) in text.char_indices() {
+        match (c.is_whitespace(), start) {
+            (true, Some(from)) => {
+                words.push((from, &text[from..at]));
+                start = None;
+            }
+            (false, None) => start = Some(at),
+            _ => {}
+        }
+    }
+    if let Some(from) = start {
+        words.push((from, &text[from..]));
+    }
+    words
+}
+
+/// Plain words at the end of `code` after a closing bracket (`print(n) sales.csv north`):
+/// code never puts a bare word right after a call or an index, so these are arguments. Each
+/// is separated from the one before by exactly one space, as [`InlineProgram::requoted`]
+/// removes them.
+fn trailing_arguments(code: &str) -> Vec<String> {
+    let mut arguments = Vec::new();
+    let mut rest = code;
+    while let Some((head, word)) = rest.rsplit_once(' ') {
+        let plain = !word.is_empty()
+            && word
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._-/".contains(c))
+            && !CODE_WORDS.contains(&word);
+        if !plain {
+            break;
+        }
+        arguments.insert(0, word.to_string());
+        rest = head;
+    }
+    if rest.ends_with([')', ']']) {
+        arguments
+    } else {
+        Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inspect::test_support::{output, output_text, shell};
+    use pretty_assertions::assert_eq;
+
+    const SYNTAX_ERROR: &str = "Exit code: 1\nProcess exited with code 1\nOutput:\n  File \
+        \"<string>\", line 1\n    print(n) sales.csv\n             ^^^^^\nSyntaxError: \
+        invalid syntax\n";
+
+    /// The note `command` gets when its result is `text`.
+    fn note(command: &str, text: &str) -> Option<String> {
+        let mut aid = QuotedArguments::default();
+        aid.before_tool_calls(&[shell("c1", command)]);
+        let mut outputs = [output("c1", text)];
+        aid.after_tool_outputs(&mut outputs);
+        let result = output_text(&outputs[0]);
+        result
+            .strip_prefix(text)
+            .map(|note| note.trim_start().to_string())
+            .filter(|note| !note.is_empty())
+    }
+
+    #[test]
+    fn arguments_written_inside_the_quotes_are_moved_after_them() {
+        let command = "python3 -c 'import csv, sys; print(sum(1 for r in \
+                       csv.DictReader(open(sys.argv[1])) if r[sys.argv[2]].strip() == \
+                       sys.argv[3])) sales.csv region north'";
+        assert_eq!(
+            note(command, SYNTAX_ERROR).unwrap(),
+            "Note: `sales.csv region north` at the end of the program is inside its quotes, \
+             so it was read as code; arguments go after the closing quote. Run it quoted \
+             like this:\npython3 -c 'import csv, sys; print(sum(1 for r in \
+             csv.DictReader(open(sys.argv[1])) if r[sys.argv[2]].strip() == sys.argv[3]))' \
+             sales.csv region north"
+        );
+    }
+
+    #[test]
+    fn inner_single_quotes_become_double_quotes_and_a_pipe_after_the_program_stays() {
+        let command = "python3 -c 'import csv; print(sum(1 for r in \
+                       csv.DictReader(open(\"s.csv\")) if r['region'] == 'north'))' | tail -1";
+        assert_eq!(
+            note(command, SYNTAX_ERROR),
+            None,
+            "double quotes inside already"
+        );
+        let command = "python3 -c 'import csv, sys; print(sum(1 for r in \
+                       csv.DictReader(open(sys.argv[1])) if r['region'].strip() == \
+                       'north')) sales.csv' | tail -1";
+        let name_error = "Process exited with code 1\nOutput:\nNameError: name 'region' is \
+                          not defined\n";
+        assert_eq!(
+            note(command, name_error).unwrap(),
+            "Note: `sales.csv` at the end of the program is inside its quotes, so it was read \
+             as code; arguments go after the closing quote; and the program's own single \
+             quotes ended the shell's single-quoted string, so its strings lost their \
+             quotes; inside single quotes, write the program's strings with double quotes. \
+             Run it quoted like this:\npython3 -c 'import csv, sys; print(sum(1 for r in \
+             csv.DictReader(open(sys.argv[1])) if r[\"region\"].strip() == \"north\"))' \
+             sales.csv | tail -1"
+        );
+    }
+
+    #[test]
+    fn node_programs_and_double_quoted_code_are_corrected_too() {
+        let command = "cd src && node -e \"const fs = require('fs'); \
+                       console.log(fs.readFileSync(process.argv[1], 'utf8').length) notes.txt\"";
+        let error = "Process exited with code 1\nOutput:\nSyntaxError: missing ) after \
+                     argument list\n";
+        assert_eq!(
+            note(command, error).unwrap(),
+            "Note: `notes.txt` at the end of the program is inside its quotes, so it was read \
+             as code; arguments go after the closing quote. Run it quoted like this:\ncd src \
+             && node -e \"const fs = require('fs'); \
+             console.log(fs.readFileSync(process.argv[1], 'utf8').length)\" notes.txt"
+        );
+    }
+
+    #[test]
+    fn working_programs_other_errors_and_code_words_get_no_note() {
+        let command = "python3 -c 'import sys; print(sys.argv[1]) north'";
+        let ok = "Process exited with code 0\nOutput:\nSyntaxError is a word here\n";
+        assert_eq!(note(command, ok), None, "it worked");
+        let other = "Process exited with code 1\nOutput:\nFileNotFoundError: x\n";
+        assert_eq!(note(command, other), None, "not a code error");
+        assert_eq!(
+            note("python3 -c 'print(1) if x else y'", SYNTAX_ERROR),
+            None,
+            "code words"
+        );
+        assert_eq!(
+            note("python3 -c 'print(1); x = y'", SYNTAX_ERROR),
+            None,
+            "no bracket before the words"
+        );
+        assert_eq!(
+            note("python3 script.py north", SYNTAX_ERROR),
+            None,
+            "a file"
+        );
+        assert_eq!(note("python3 -c print(1)", SYNTAX_ERROR), None, "unquoted");
+    }
+}
