@@ -444,18 +444,23 @@ fn count_with_name_hint(cwd: &Path, command: &str, shown: &str) -> String {
     hint
 }
 
-/// The first line of a script the command runs (a word of it naming a project file) that
-/// counts with `wc -l FILE`, and that line with `wc -l < FILE`: (script, old, new).
+/// The script the command runs (its first word naming a project file: `bash
+/// count_lines.sh notes.txt`, `./count_lines.sh notes.txt`), its line that counts with `wc
+/// -l FILE`, and that line with `wc -l < FILE`: (script, old, new). Only a line that is not
+/// a comment, holds no backtick (the hint quotes it in backticks) and occurs once in the
+/// script, so the edit is exact.
 fn wc_line_edit(cwd: &Path, command: &str) -> Option<(String, String, String)> {
-    command.split_whitespace().skip(1).find_map(|word| {
+    let (script, text) = command.split_whitespace().find_map(|word| {
         let script = word.trim_matches(|c| c == '"' || c == '\'');
-        let text = read_small_text(&resolve(cwd, script))?;
-        text.lines().find_map(|line| {
-            let line = line.trim();
-            let new = wc_from_input(line)?;
-            Some((script.to_string(), line.to_string(), new))
-        })
-    })
+        Some((script, read_small_text(&resolve(cwd, script))?))
+    })?;
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|line| !line.starts_with('#') && line.contains("wc -l "))?;
+    let new = wc_from_input(line)?;
+    let exact = !line.contains('`') && text.matches(line).count() == 1;
+    exact.then(|| (script.to_string(), line.to_string(), new))
 }
 
 /// `line` with its `wc -l FILE` made `wc -l < FILE`, when it has one.
@@ -682,6 +687,34 @@ mod tests {
                  \"$1\")`."
             ),
             "{reminder:?}"
+        );
+    }
+
+    #[test]
+    fn the_wc_edit_comes_from_the_script_run_and_only_when_it_is_exact() {
+        let dir = test_support::project(&[
+            ("direct.sh", "# count with wc -l FILE\nwc -l $1\n"),
+            ("twice.sh", "wc -l $1\nwc -l $1\n"),
+            ("ticks.sh", "n=`wc -l $1`\necho $n\n"),
+            ("plain.sh", "cat $1 | wc -l\n"),
+            ("notes.txt", "wc -l notes\n"),
+        ]);
+        let edit = |command: &str| wc_line_edit(dir.path(), command);
+        assert_eq!(
+            edit("./direct.sh notes.txt"),
+            Some(("./direct.sh".into(), "wc -l $1".into(), "wc -l < $1".into())),
+            "run directly, its comment skipped"
+        );
+        assert_eq!(
+            edit("bash twice.sh notes.txt"),
+            None,
+            "the line is not unique"
+        );
+        assert_eq!(edit("bash ticks.sh notes.txt"), None, "backticks");
+        assert_eq!(
+            edit("bash plain.sh notes.txt"),
+            None,
+            "the script has no such line, and the data file is not looked in"
         );
     }
 

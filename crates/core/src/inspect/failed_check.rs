@@ -47,27 +47,39 @@ impl FixFailedCheck {
     }
 }
 
-/// Whether a shell result says the command exited 0 (the exec output's status line).
-fn exited_zero(output: &str) -> bool {
-    output
-        .lines()
-        .take(6)
-        .any(|line| line.trim() == "Process exited with code 0")
+/// The exit code a shell result reports (the exec output's status line).
+fn exit_code(output: &str) -> Option<i32> {
+    output.lines().take(6).find_map(|line| {
+        line.trim()
+            .strip_prefix("Process exited with code ")?
+            .parse()
+            .ok()
+    })
 }
+
+/// The exit code pytest and unittest (Python 3.12+) give a run that found no tests.
+const NO_TESTS_EXIT: i32 = 5;
 
 /// The line of a test runner's report that says it found no tests, if there is one:
 /// unittest's `Ran 0 tests` (and its `NO TESTS RAN` from Python 3.12), pytest's `no tests
-/// ran`, node's `# tests 0`, go's `no test files`, and cargo's `running 0 tests` when no
-/// test binary ran any.
+/// ran`, node's `# tests 0`; go's `[no test files]` and cargo's `running 0 tests` only when
+/// no package or test binary ran any.
 fn no_tests_line(output: &str) -> Option<&str> {
     let said = |line: &str| {
         let lower = line.trim().to_lowercase();
         lower.starts_with("ran 0 tests")
             || lower.contains("no tests ran")
             || lower.trim_start_matches(['#', 'ℹ', ' ']) == "tests 0"
-            || lower.contains("[no test files]")
     };
     if let Some(line) = output.lines().find(|line| said(line)) {
+        return Some(line.trim());
+    }
+    let go_ran = output.lines().any(|line| {
+        let line = line.trim_start();
+        line.starts_with("ok ") || line.starts_with("ok\t") || line.starts_with("FAIL")
+    });
+    let go_empty = output.lines().find(|line| line.contains("[no test files]"));
+    if let (Some(line), false) = (go_empty, go_ran) {
         return Some(line.trim());
     }
     let mut cargo_runs = output
@@ -120,8 +132,13 @@ impl TurnInspector for FixFailedCheck {
                 continue;
             };
             let text = output.text();
-            let no_tests = no_tests_line(&text).map(str::to_owned);
-            self.failed = (!exited_zero(&text) || no_tests.is_some()).then(|| FailedRun {
+            let code = exit_code(&text);
+            // A run that failed otherwise (a build error, a crash) is a failure first.
+            let no_tests = matches!(code, Some(0 | NO_TESTS_EXIT))
+                .then(|| no_tests_line(&text))
+                .flatten()
+                .map(str::to_owned);
+            self.failed = (code != Some(0) || no_tests.is_some()).then(|| FailedRun {
                 named: named.clone(),
                 tail: output_tail(&text),
                 no_tests,
@@ -292,9 +309,34 @@ mod tests {
             "# tests 10\n# pass 10",
             "running 0 tests\n\nrunning 4 tests\ntest a ... ok",
             "ok  \texample.com/m\t0.002s",
+            "?   \texample.com/m/cmd\t[no test files]\nok  \texample.com/m/pkg\t0.01s",
             "4\n",
         ] {
             assert_eq!(no_tests_line(report), None, "{report}");
         }
+    }
+
+    #[test]
+    fn a_run_that_failed_otherwise_is_told_as_a_failure_even_beside_a_package_without_tests() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut aid = FixFailedCheck::new(&start(
+            "Fix the build, then run go test ./pkg to check.",
+            dir.path(),
+        ));
+        run(
+            &mut aid,
+            "go test ./pkg",
+            "g1",
+            "Process exited with code 1\nOutput:\n?   \tex/m/cmd\t[no test files]\n\
+             FAIL\tex/m/pkg [build failed]\n",
+        );
+        let reminder = aid.before_finish(Some("Done.")).unwrap();
+        assert!(
+            reminder
+                .message_text()
+                .unwrap()
+                .starts_with("The check `go test ./pkg` failed on its last run."),
+            "{reminder:?}"
+        );
     }
 }

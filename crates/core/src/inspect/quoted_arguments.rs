@@ -22,12 +22,18 @@ use super::{CallVerdict, TurnInspector};
 use crate::tools::call::ToolCall;
 
 /// The option that takes a one-line program, per interpreter.
-const INLINE_PROGRAMS: [(&str, &str); 5] = [
+const INLINE_PROGRAMS: [(&str, &str); 4] = [
     ("python3", "-c"),
     ("python", "-c"),
     ("node", "-e"),
     ("node", "-p"),
-    ("nodejs", "-e"),
+];
+
+/// What a failure of the one-line program itself looks like, per language: the name its
+/// traceback gives the program, and the errors a quoting mistake causes.
+const CODE_FAILURES: [(&str, &[&str]); 2] = [
+    ("File \"<string>\"", &["SyntaxError", "NameError"]),
+    ("[eval]", &["SyntaxError", "ReferenceError"]),
 ];
 
 /// Words that end code, never an argument written after it (`print(x) if y else z`).
@@ -72,10 +78,12 @@ impl TurnInspector for QuotedArguments {
 /// The note for `command`'s result `output`, when the command is a one-line program that
 /// failed on a quoting mistake this module knows how to correct.
 fn quoting_note(command: &str, output: &str) -> Option<String> {
-    let failed_on_code = ["SyntaxError", "NameError", "ReferenceError"]
-        .iter()
-        .any(|error| output.contains(error));
-    if !failed_on_code || exited_zero(output) {
+    // The program's own traceback, not the exit status: a pipe after the program (`| tail
+    // -1`) exits with its last command's status.
+    let failed_on_code = CODE_FAILURES.iter().any(|(program, errors)| {
+        output.contains(program) && errors.iter().any(|error| output.contains(error))
+    });
+    if !failed_on_code {
         return None;
     }
     let inline = InlineProgram::find(command)?;
@@ -106,14 +114,6 @@ fn quoting_note(command: &str, output: &str) -> Option<String> {
     ))
 }
 
-/// Whether a shell result says the command exited 0 (the exec output's status line).
-fn exited_zero(output: &str) -> bool {
-    output
-        .lines()
-        .take(6)
-        .any(|line| line.trim() == "Process exited with code 0")
-}
-
 /// A command holding `PROGRAM OPTION 'code'`: the text before the code's opening quote, the
 /// code as written between the quotes, the quote, and the text after the closing quote.
 #[derive(Debug, PartialEq, Eq)]
@@ -135,8 +135,12 @@ struct Requoted {
 }
 
 impl<'a> InlineProgram<'a> {
-    /// The first one-line program in `command`. Its code runs from the quote after the
-    /// option to the last such quote in the command, so quotes inside it are kept.
+    /// The first one-line program in `command`, or `None` when its quoting cannot be read
+    /// with confidence. Splitting what follows the opening quote at each quote gives, as the
+    /// shell reads it, quoted and unquoted parts in turn; the program goes on through
+    /// unquoted parts that are a bare word (`r['region']` leaves `region` unquoted) and ends
+    /// before the first one with a space or a shell operator in it (`' && …`, `' > out`), or
+    /// at the last quote.
     fn find(command: &'a str) -> Option<Self> {
         let words: Vec<(usize, &str)> = word_starts(command);
         let index = words.windows(2).find_map(|pair| {
@@ -155,7 +159,29 @@ impl<'a> InlineProgram<'a> {
             .chars()
             .next()
             .filter(|c| *c == '\'' || *c == '"')?;
-        let close = command.rfind(quote).filter(|close| *close > open)?;
+        let quoted_on = &command[open + 1..];
+        // An escaped quote inside double quotes (`\"`) is not a boundary.
+        if quote == '"' && quoted_on.contains("\\\"") {
+            return None;
+        }
+        let parts: Vec<&str> = quoted_on.split(quote).collect();
+        // An odd count of parts: the last quote is never closed.
+        if parts.len() % 2 == 1 {
+            return None;
+        }
+        let mut close = open + 1 + parts[0].len();
+        for pair in parts[1..].chunks(2) {
+            let [unquoted, quoted] = pair else { break };
+            if unquoted.contains(|c: char| c.is_whitespace() || "&|;<>()$`".contains(c)) {
+                break;
+            }
+            // `'\''` is the shell's way to put a quote inside; this code does not rewrite it.
+            // Double quotes inside a double-quoted program are not rewritten either.
+            if unquoted.contains('\\') || quote == '"' {
+                return None;
+            }
+            close += 1 + unquoted.len() + 1 + quoted.len();
+        }
         Some(Self {
             before: &command[..open],
             quote,
@@ -284,8 +310,10 @@ mod tests {
         let command = "python3 -c 'import csv, sys; print(sum(1 for r in \
                        csv.DictReader(open(sys.argv[1])) if r['region'].strip() == \
                        'north')) sales.csv' | tail -1";
-        let name_error = "Process exited with code 1\nOutput:\nNameError: name 'region' is \
-                          not defined\n";
+        // The pipe's last command exited 0; the traceback is the program's.
+        let name_error = "Process exited with code 0\nOutput:\nTraceback (most recent call \
+                          last):\n  File \"<string>\", line 1, in <module>\nNameError: name \
+                          'region' is not defined\n";
         assert_eq!(
             note(command, name_error).unwrap(),
             "Note: `sales.csv` at the end of the program is inside its quotes, so it was read \
@@ -302,8 +330,8 @@ mod tests {
     fn node_programs_and_double_quoted_code_are_corrected_too() {
         let command = "cd src && node -e \"const fs = require('fs'); \
                        console.log(fs.readFileSync(process.argv[1], 'utf8').length) notes.txt\"";
-        let error = "Process exited with code 1\nOutput:\nSyntaxError: missing ) after \
-                     argument list\n";
+        let error = "Process exited with code 1\nOutput:\n[eval]:1\nconst fs = \
+                     require('fs');\n\nSyntaxError: missing ) after argument list\n";
         assert_eq!(
             note(command, error).unwrap(),
             "Note: `notes.txt` at the end of the program is inside its quotes, so it was read \
@@ -317,8 +345,9 @@ mod tests {
     fn working_programs_other_errors_and_code_words_get_no_note() {
         let command = "python3 -c 'import sys; print(sys.argv[1]) north'";
         let ok = "Process exited with code 0\nOutput:\nSyntaxError is a word here\n";
-        assert_eq!(note(command, ok), None, "it worked");
-        let other = "Process exited with code 1\nOutput:\nFileNotFoundError: x\n";
+        assert_eq!(note(command, ok), None, "no traceback of the program");
+        let other = "Process exited with code 1\nOutput:\n  File \"<string>\", line 1\n\
+                     FileNotFoundError: x\n";
         assert_eq!(note(command, other), None, "not a code error");
         assert_eq!(
             note("python3 -c 'print(1) if x else y'", SYNTAX_ERROR),
@@ -336,5 +365,27 @@ mod tests {
             "a file"
         );
         assert_eq!(note("python3 -c print(1)", SYNTAX_ERROR), None, "unquoted");
+    }
+
+    #[test]
+    fn the_program_ends_where_the_shell_ends_it_and_unclear_quoting_gets_no_note() {
+        let name_error = "Process exited with code 1\nOutput:\nTraceback (most recent call \
+                          last):\n  File \"<string>\", line 1, in <module>\nNameError: name \
+                          'x' is not defined\n";
+        for command in [
+            "python3 -c 'print(tot)' && python3 -c 'print(2)'",
+            "python3 -c 'import sys; print(sys.argv[1], x)' 'north region'",
+            "python3 -c 'print('\\''hi'\\'', x)'",
+            "python3 -c 'print(x)' && echo \"it's\"",
+            "node -e \"console.log(\\\"a\\\", x) a.txt\"",
+        ] {
+            assert_eq!(note(command, name_error), None, "{command}");
+        }
+        assert_eq!(
+            note("python3 -c 'print(x) a.csv' > 'out.txt'", SYNTAX_ERROR).unwrap(),
+            "Note: `a.csv` at the end of the program is inside its quotes, so it was read as \
+             code; arguments go after the closing quote. Run it quoted like this:\n\
+             python3 -c 'print(x)' a.csv > 'out.txt'"
+        );
     }
 }
