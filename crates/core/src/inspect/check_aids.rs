@@ -138,6 +138,12 @@ pub(super) fn runs(ran: &str, named: &str) -> bool {
     }
 }
 
+/// True when a command's `word` names the file `input` (quotes and a leading `./` aside).
+fn names_input(word: &str, input: &str) -> bool {
+    let word = word.trim_matches(|c| c == '"' || c == '\'' || c == '<');
+    word.trim_start_matches("./") == input.trim_start_matches("./")
+}
+
 /// True when the request says what the output should be ("should print 4").
 fn names_expected_output(request: &str) -> bool {
     let lower = request.to_lowercase();
@@ -152,6 +158,43 @@ fn names_expected_output(request: &str) -> bool {
     .any(|phrase| lower.contains(phrase))
 }
 
+/// What a request says a program is run on, before the input's name ("then run it on
+/// notes.txt").
+const RUN_ON_PHRASES: [&str; 8] = [
+    "run it on ",
+    "run it with ",
+    "run the script on ",
+    "run the script with ",
+    "run the program on ",
+    "run the program with ",
+    "test it on ",
+    "try it on ",
+];
+
+/// The inputs a request says to run the program on: the word after a phrase of
+/// [`RUN_ON_PHRASES`] when it names a file (`notes.txt`, `data/in.csv`), not a program
+/// (`run it with node` is a named command's business).
+fn run_inputs(request: &str) -> Vec<String> {
+    let lower = request.to_lowercase();
+    let mut inputs = Vec::new();
+    for phrase in RUN_ON_PHRASES {
+        for (at, _) in lower.match_indices(phrase) {
+            let rest = &request[at + phrase.len()..];
+            let Some(word) = rest.split_whitespace().next() else {
+                continue;
+            };
+            let (word, _) = clean(word);
+            let looks_like_file = word.contains(['.', '/'])
+                && word.chars().any(|c| c.is_ascii_alphabetic())
+                && !word.starts_with('-');
+            if looks_like_file && !inputs.iter().any(|known| known == word) {
+                inputs.push(word.to_string());
+            }
+        }
+    }
+    inputs
+}
+
 /// Most reminders [`VerifyNamedCheck`] gives in a turn.
 const MOST_CHECK_REMINDERS: usize = 2;
 
@@ -160,6 +203,8 @@ const MOST_CHECK_REMINDERS: usize = 2;
 /// [`MOST_CHECK_REMINDERS`]).
 pub(crate) struct VerifyNamedCheck {
     named: Vec<String>,
+    /// Files the request says to run the program on.
+    inputs: Vec<String>,
     expects_output: bool,
     /// Commands run since the last write (all of them when nothing was written).
     ran_since_write: Vec<String>,
@@ -173,6 +218,7 @@ impl VerifyNamedCheck {
     pub(crate) fn new(start: &TurnStart<'_>) -> Self {
         Self {
             named: named_commands(start.request),
+            inputs: run_inputs(start.request),
             expects_output: names_expected_output(start.request),
             ran_since_write: Vec::new(),
             reminders: 0,
@@ -197,6 +243,20 @@ impl VerifyNamedCheck {
             format!(
                 "The task names the check `{first}`, and it has not run since your last \
                  change. Run it now with shell_command and read its output."
+            )
+        } else if let Some(input) = self.inputs.iter().find(|input| {
+            !self
+                .ran_since_write
+                .iter()
+                .any(|ran| ran.split_whitespace().any(|word| names_input(word, input)))
+        }) {
+            let last = match self.ran_since_write.last() {
+                Some(ran) => format!("your last run, `{ran}`, did not name it"),
+                None => "nothing has run since your last change".to_string(),
+            };
+            format!(
+                "The task says to run it on `{input}`, and {last}. Run the program on \
+                 {input} now with shell_command and read its output."
             )
         } else if self.named.is_empty() && self.expects_output && self.ran_since_write.is_empty() {
             "The task says what the output should be, and nothing has run since your last \
@@ -458,5 +518,45 @@ mod tests {
         let empty = tempfile::tempdir().unwrap();
         let mut aid = AnswerFromEvidence::new(&start(question, empty.path()));
         assert_eq!(aid.before_finish(Some("8080")), None);
+    }
+
+    #[test]
+    fn the_file_a_request_says_to_run_on_is_read_and_a_run_without_it_is_sent_back() {
+        assert_eq!(
+            run_inputs(
+                "Write a bash script count_lines.sh that prints the number of lines in the \
+                 file given as its first argument, then run it on notes.txt."
+            ),
+            ["notes.txt"]
+        );
+        assert_eq!(
+            run_inputs("Create fizz.js. Run it with node."),
+            [] as [&str; 0]
+        );
+        assert_eq!(run_inputs("Run it with -v to see more."), [] as [&str; 0]);
+        assert_eq!(run_inputs("Try it on data/in.csv"), ["data/in.csv"]);
+
+        let dir = tempfile::tempdir().unwrap();
+        let request = "Write count_lines.sh that prints the number of lines of its first \
+                       argument, then run it on notes.txt.";
+        let mut aid = VerifyNamedCheck::new(&start(request, dir.path()));
+        aid.before_tool_calls(&[write()]);
+        aid.before_tool_calls(&[shell("bash count_lines.sh")]);
+        let reminder = aid.before_finish(Some("It prints 0.")).unwrap();
+        assert_eq!(
+            reminder.message_text().unwrap(),
+            "The task says to run it on `notes.txt`, and your last run, `bash \
+             count_lines.sh`, did not name it. Run the program on notes.txt now with \
+             shell_command and read its output."
+        );
+
+        let mut aid = VerifyNamedCheck::new(&start(request, dir.path()));
+        aid.before_tool_calls(&[write()]);
+        aid.before_tool_calls(&[shell("bash count_lines.sh ./notes.txt")]);
+        assert_eq!(aid.before_finish(Some("5")), None, "run on it");
+        let mut aid = VerifyNamedCheck::new(&start(request, dir.path()));
+        aid.before_tool_calls(&[write()]);
+        aid.before_tool_calls(&[shell("sh count_lines.sh < notes.txt")]);
+        assert_eq!(aid.before_finish(Some("5")), None, "given as input");
     }
 }
