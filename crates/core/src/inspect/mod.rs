@@ -126,7 +126,7 @@ impl TurnInspectors {
             .map(|aid| -> Box<dyn TurnInspector> {
                 match aid {
                     TurnAid::LoopGuard => Box::<local_aids::LoopGuard>::default(),
-                    TurnAid::RepeatNudge => Box::<repeat_nudge::RepeatNudge>::default(),
+                    TurnAid::RepeatNudge => Box::new(repeat_nudge::RepeatNudge::new(start)),
                     TurnAid::QuestionReadOnly => {
                         Box::new(question_guard::QuestionReadOnly::new(start))
                     }

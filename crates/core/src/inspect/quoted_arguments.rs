@@ -75,6 +75,17 @@ impl TurnInspector for QuotedArguments {
     }
 }
 
+/// The words that introduce the corrected command in a note; [`super::repeat_nudge`] runs
+/// the corrected command when the model sends the failed one again.
+pub(super) const CORRECTED_COMMAND: &str = "Run it quoted like this:";
+
+/// `command` quoted right, when it holds a one-line program with one of the quoting
+/// mistakes this module corrects.
+pub(super) fn requoted_shell_command(command: &str) -> Option<String> {
+    let fixed = InlineProgram::find(command)?.requoted();
+    (!fixed.arguments.is_empty() || fixed.requoted_inner_quotes).then_some(fixed.command)
+}
+
 /// The note for `command`'s result `output`, when the command is a one-line program that
 /// failed on a quoting mistake this module knows how to correct.
 fn quoting_note(command: &str, output: &str) -> Option<String> {
@@ -108,7 +119,7 @@ fn quoting_note(command: &str, output: &str) -> Option<String> {
         );
     }
     Some(format!(
-        "Note: {}. Run it quoted like this:\n{}",
+        "Note: {}. {CORRECTED_COMMAND}\n{}",
         reasons.join("; and "),
         fixed.command
     ))

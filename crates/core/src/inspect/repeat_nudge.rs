@@ -7,14 +7,28 @@
 //! result had just said was not in the file (it was quoted in the file). The loop guard ended
 //! each of those turns one step in. Given its earlier result back with "do not repeat it", the
 //! model has one more chance to use what it already has.
+//!
+//! Two kinds of repeat are made instead of answered, when the failure offered the
+//! correction: an `edit_file` whose `old` is not in the file, with the one-line edit that
+//! makes the asked change on the closest line ("call edit_file again with old:
+//! python-version: \"3.10\" …"), and a shell command whose one-line program was quoted wrong
+//! ([`super::quoted_arguments`]' note). The model sending its own call again means it wants
+//! that change and cannot copy the correction, so the repeat is run corrected (worked out
+//! afresh, no write since) and its result says so. Seen on 2026-12-07: in yaml the model
+//! sent `old: python-version: 3.10` three times against a file quoting `"3.10"`; in count it
+//! sent its `python3 -c '… sales.csv region north'` again under the note that re-quoted it.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 
-use osprey_protocol::ResponseItem;
+use osprey_protocol::{FunctionCallOutputPayload, ResponseItem};
+use osprey_tools::names::{EDIT_FILE, SHELL_COMMAND};
 
 use super::local_aids::call_key;
-use super::{CallVerdict, TurnInspector, WRITING_TOOLS};
-use crate::tools::call::{ToolCall, ToolOutput};
+use super::quoted_arguments::{CORRECTED_COMMAND, requoted_shell_command};
+use super::write_aids::{read_small_text, resolve};
+use super::{CallVerdict, TurnInspector, TurnStart, WRITING_TOOLS};
+use crate::tools::call::{ToolCall, ToolOutput, ToolPayload};
 
 /// Most characters of an earlier result repeated in the nudge.
 const EARLIER_RESULT_CHARS: usize = 1500;
@@ -22,14 +36,92 @@ const EARLIER_RESULT_CHARS: usize = 1500;
 /// Answers the first repeated call of a turn with its earlier result instead of running it.
 #[derive(Default)]
 pub(crate) struct RepeatNudge {
+    cwd: PathBuf,
     /// Calls made since the last write, by (tool, arguments), with their results once known.
     results: HashMap<(String, String), Option<String>>,
     /// Calls now running, by call id, waiting for their results.
     running: HashMap<String, (String, String)>,
+    /// Repeated edits of the running batch made with the offered correction, by call id:
+    /// the note for their results.
+    corrected: HashMap<String, String>,
     nudged: bool,
 }
 
+impl RepeatNudge {
+    pub(crate) fn new(start: &TurnStart<'_>) -> Self {
+        Self {
+            cwd: start.cwd.to_path_buf(),
+            ..Self::default()
+        }
+    }
+
+    /// The arguments that make a repeated failed call the one its failure offered, and the
+    /// note saying so; `None` for any other call.
+    fn correction(&self, call: &ToolCall) -> Option<(String, String)> {
+        let earlier = self.results.get(&call_key(call))?.as_deref()?;
+        match call.tool_name.as_str() {
+            EDIT_FILE if earlier.contains("call edit_file again with") => self.offered_edit(call),
+            SHELL_COMMAND if earlier.contains(CORRECTED_COMMAND) => requoted_shell(call),
+            _ => None,
+        }
+    }
+
+    /// A failed `edit_file`'s arguments with the one-line edit its failure offers now.
+    fn offered_edit(&self, call: &ToolCall) -> Option<(String, String)> {
+        let ToolPayload::Function { arguments } = &call.payload else {
+            return None;
+        };
+        let mut value: serde_json::Value = serde_json::from_str(arguments).ok()?;
+        let fields = value.as_object_mut()?;
+        let path = fields.get("path")?.as_str()?;
+        let text = read_small_text(&resolve(&self.cwd, path))?;
+        let old = fields.get("old")?.as_str()?;
+        let new = fields.get("new")?.as_str()?;
+        let Err(osprey_tools::SpanEditError::NotFound {
+            suggestion: Some((old, new)),
+            ..
+        }) = osprey_tools::replace_span(&text, old, new)
+        else {
+            return None;
+        };
+        let note = format!(
+            "Your call repeated an edit_file that had failed, so it was made with the `old` \
+             and `new` that failure offered: old `{old}`, new `{new}`."
+        );
+        fields.insert("old".to_string(), serde_json::Value::String(old));
+        fields.insert("new".to_string(), serde_json::Value::String(new));
+        Some((value.to_string(), note))
+    }
+}
+
+/// A failed shell call's arguments with its one-line program quoted right, as the note of
+/// [`super::quoted_arguments`] gave it.
+fn requoted_shell(call: &ToolCall) -> Option<(String, String)> {
+    let ToolPayload::Function { arguments } = &call.payload else {
+        return None;
+    };
+    let mut value: serde_json::Value = serde_json::from_str(arguments).ok()?;
+    let fields = value.as_object_mut()?;
+    let command = requoted_shell_command(fields.get("command")?.as_str()?)?;
+    let note = format!(
+        "Your call repeated a command that had failed, so it was run quoted as that failure's \
+         note gave: `{command}`."
+    );
+    fields.insert("command".to_string(), serde_json::Value::String(command));
+    Some((value.to_string(), note))
+}
+
 impl TurnInspector for RepeatNudge {
+    fn adjust_calls(&mut self, calls: &mut [ToolCall]) {
+        self.corrected.clear();
+        for call in calls.iter_mut() {
+            if let Some((arguments, note)) = self.correction(call) {
+                call.payload = ToolPayload::Function { arguments };
+                self.corrected.insert(call.call_id.clone(), note);
+            }
+        }
+    }
+
     fn before_tool_calls(&mut self, calls: &[ToolCall]) -> CallVerdict {
         if self.nudged {
             // Once per turn: a second repeat is the loop guard's to stop.
@@ -55,11 +147,15 @@ impl TurnInspector for RepeatNudge {
     }
 
     fn after_tool_outputs(&mut self, outputs: &mut [ResponseItem]) {
-        for item in outputs.iter() {
-            if let ResponseItem::FunctionCallOutput { call_id, output } = item
-                && let Some(key) = self.running.remove(call_id.as_str())
-            {
+        for item in outputs.iter_mut() {
+            let ResponseItem::FunctionCallOutput { call_id, output } = item else {
+                continue;
+            };
+            if let Some(key) = self.running.remove(call_id.as_str()) {
                 self.results.insert(key, Some(output.text().to_string()));
+            }
+            if let Some(note) = self.corrected.remove(call_id.as_str()) {
+                *output = FunctionCallOutputPayload::from(format!("{}\n\n{note}", output.text()));
             }
         }
     }
@@ -210,5 +306,94 @@ mod tests {
         let text = &outputs[0].1.text;
         assert!(text.contains("the rest is in the earlier result"), "{text}");
         assert!(text.chars().count() < EARLIER_RESULT_CHARS + 600);
+    }
+
+    #[test]
+    fn a_repeated_failed_edit_with_an_offered_correction_is_made_with_it() {
+        let dir = crate::inspect::test_support::project(&[(
+            "ci.yml",
+            "jobs:\n  test:\n    steps:\n      - with:\n          python-version: \"3.10\"\n",
+        )]);
+        let start = crate::inspect::test_support::start("Change 3.10 to 3.12.", dir.path());
+        let mut nudge = RepeatNudge::new(&start);
+        let edit = r#"{"path":"ci.yml","old":"python-version: 3.10","new":"python-version: 3.12"}"#;
+        let mut first = [call("a", "edit_file", edit)];
+        nudge.adjust_calls(&mut first);
+        assert_eq!(
+            first[0].payload,
+            call("a", "edit_file", edit).payload,
+            "not a repeat yet"
+        );
+        nudge.before_tool_calls(&first);
+        let text = std::fs::read_to_string(dir.path().join("ci.yml")).unwrap();
+        let failure =
+            osprey_tools::replace_span(&text, "python-version: 3.10", "python-version: 3.12")
+                .unwrap_err()
+                .to_string();
+        assert!(failure.contains("call edit_file again with"), "{failure}");
+        nudge.after_tool_outputs(&mut [output(
+            "a",
+            &format!("edit_file: ci.yml was not changed: {failure}"),
+        )]);
+
+        let mut again = [call("b", "edit_file", edit)];
+        nudge.adjust_calls(&mut again);
+        let ToolPayload::Function { arguments } = &again[0].payload else {
+            panic!("a function call");
+        };
+        let arguments: serde_json::Value = serde_json::from_str(arguments).unwrap();
+        assert_eq!(arguments["old"], "python-version: \"3.10\"");
+        assert_eq!(arguments["new"], "python-version: \"3.12\"");
+        assert!(
+            matches!(nudge.before_tool_calls(&again), CallVerdict::Run),
+            "it runs"
+        );
+        let mut outputs = [output("b", "Success.")];
+        nudge.after_tool_outputs(&mut outputs);
+        let ResponseItem::FunctionCallOutput { output, .. } = &outputs[0] else {
+            panic!("an output");
+        };
+        assert_eq!(
+            output.text(),
+            "Success.\n\nYour call repeated an edit_file that had failed, so it was made with \
+             the `old` and `new` that failure offered: old `python-version: \"3.10\"`, new \
+             `python-version: \"3.12\"`."
+        );
+    }
+
+    #[test]
+    fn a_repeated_command_whose_failure_re_quoted_it_is_run_re_quoted() {
+        let mut nudge = RepeatNudge::default();
+        let wrong = "python3 -c 'import sys; print(sys.argv[1]) north'";
+        let arguments = serde_json::json!({ "command": wrong, "timeout_ms": 5000 }).to_string();
+        nudge.before_tool_calls(&[call("a", "shell_command", &arguments)]);
+        nudge.after_tool_outputs(&mut [output(
+            "a",
+            "SyntaxError: invalid syntax\n\nNote: … Run it quoted like this:\npython3 -c 'import \
+             sys; print(sys.argv[1])' north",
+        )]);
+        let mut again = [call("b", "shell_command", &arguments)];
+        nudge.adjust_calls(&mut again);
+        let ToolPayload::Function { arguments } = &again[0].payload else {
+            panic!("a function call");
+        };
+        let arguments: serde_json::Value = serde_json::from_str(arguments).unwrap();
+        assert_eq!(
+            arguments,
+            serde_json::json!({
+                "command": "python3 -c 'import sys; print(sys.argv[1])' north",
+                "timeout_ms": 5000
+            })
+        );
+        assert!(matches!(nudge.before_tool_calls(&again), CallVerdict::Run));
+
+        // Without the note in the earlier result, the repeat is answered as before.
+        let mut nudge = RepeatNudge::default();
+        let arguments = serde_json::json!({ "command": wrong }).to_string();
+        nudge.before_tool_calls(&[call("a", "shell_command", &arguments)]);
+        nudge.after_tool_outputs(&mut [output("a", "SyntaxError: invalid syntax")]);
+        let mut again = [call("b", "shell_command", &arguments)];
+        nudge.adjust_calls(&mut again);
+        assert_eq!(answered(nudge.before_tool_calls(&again)).len(), 1);
     }
 }

@@ -536,3 +536,48 @@ async fn a_one_line_program_with_its_arguments_inside_the_quotes_gets_the_comman
     );
     server.verify();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_edit_sent_again_is_made_with_the_correction_its_failure_offered() {
+    let repo = temp_git_repo();
+    let ci = "jobs:\n  test:\n    steps:\n      - uses: actions/setup-python@v5\n        with:\n          python-version: \"3.10\"\n";
+    std::fs::write(repo.path().join("ci.yml"), ci).unwrap();
+    let edit =
+        json!({"path": "ci.yml", "old": "python-version: 3.10", "new": "python-version: 3.12"})
+            .to_string();
+    let server = MockModelServer::start(vec![
+        sse_turn(vec![ev_function_call("call_1", "edit_file", &edit)]),
+        sse_turn(vec![ev_function_call("call_2", "edit_file", &edit)]),
+        sse_turn(vec![ev_assistant_message("m1", "Done.")]),
+        sse_turn(vec![ev_assistant_message("m2", "Done.")]),
+    ])
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    home.write_config("approval_policy = \"never\"\nsandbox_mode = \"danger-full-access\"\n");
+    let (_manager, thread) = local_thread(&home, repo.path()).await;
+    let _events = run_turn(
+        &thread,
+        "In ci.yml, change the Python version to 3.12.",
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join("ci.yml")).unwrap(),
+        ci.replace("3.10", "3.12"),
+        "the offered correction was made, quotes kept"
+    );
+    let requests = server.requests();
+    let first = requests[1].output_for("call_1").unwrap();
+    assert!(first.contains("call edit_file again with"), "{first}");
+    let second = requests[2].output_for("call_2").unwrap();
+    assert!(second.contains("Success."), "{second}");
+    assert!(
+        second.contains(
+            "Your call repeated an edit_file that had failed, so it was made with the `old` and \
+             `new` that failure offered: old `python-version: \"3.10\"`, new `python-version: \
+             \"3.12\"`."
+        ),
+        "{second}"
+    );
+    server.verify_allow_unused();
+}
