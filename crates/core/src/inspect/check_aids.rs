@@ -14,6 +14,7 @@ use osprey_model::{Prompt, ToolChoice};
 use osprey_protocol::ResponseItem;
 use osprey_tools::names::{READ_FILE, SHELL_COMMAND};
 
+use super::write_aids::resolve;
 use super::{CallVerdict, TurnInspector, TurnStart, WRITING_TOOLS};
 use crate::tools::call::{ToolCall, ToolPayload};
 
@@ -138,10 +139,29 @@ pub(super) fn runs(ran: &str, named: &str) -> bool {
     }
 }
 
-/// True when a command's `word` names the file `input` (quotes and a leading `./` aside).
-fn names_input(word: &str, input: &str) -> bool {
-    let word = word.trim_matches(|c| c == '"' || c == '\'' || c == '<');
-    word.trim_start_matches("./") == input.trim_start_matches("./")
+/// Programs that show a file rather than run something on it: `cat notes.txt` is not the
+/// run the request asks for.
+const VIEWING_PROGRAMS: [&str; 8] = ["cat", "head", "tail", "less", "more", "ls", "stat", "file"];
+
+/// True when `command` runs something on the file `input`: a word of it names the file
+/// (`notes.txt`, `./notes.txt`, `"notes.txt";`, `--file=notes.txt`, `<notes.txt`,
+/// `$PWD/notes.txt`) and the command does not just show it (`cat notes.txt`).
+fn runs_on_input(command: &str, input: &str) -> bool {
+    let input = input.trim_start_matches("./");
+    let mut words = command.split_whitespace();
+    if words
+        .next()
+        .is_some_and(|first| VIEWING_PROGRAMS.contains(&first))
+    {
+        return false;
+    }
+    command.split_whitespace().any(|word| {
+        let word = word.trim_matches(|c: char| "\"'<>;&|()".contains(c));
+        word.trim_start_matches("./") == input
+            || ["/", "=", "<"]
+                .iter()
+                .any(|before| word.ends_with(&format!("{before}{input}")))
+    })
 }
 
 /// True when the request says what the output should be ("should print 4").
@@ -175,7 +195,8 @@ const RUN_ON_PHRASES: [&str; 8] = [
 /// [`RUN_ON_PHRASES`] when it names a file (`notes.txt`, `data/in.csv`), not a program
 /// (`run it with node` is a named command's business).
 fn run_inputs(request: &str) -> Vec<String> {
-    let lower = request.to_lowercase();
+    // ASCII lowering keeps every byte offset, so `at` indexes `request` too.
+    let lower = request.to_ascii_lowercase();
     let mut inputs = Vec::new();
     for phrase in RUN_ON_PHRASES {
         for (at, _) in lower.match_indices(phrase) {
@@ -202,6 +223,7 @@ const MOST_CHECK_REMINDERS: usize = 2;
 /// and once more if the model changed files again after the first reminder (at most
 /// [`MOST_CHECK_REMINDERS`]).
 pub(crate) struct VerifyNamedCheck {
+    cwd: std::path::PathBuf,
     named: Vec<String>,
     /// Files the request says to run the program on.
     inputs: Vec<String>,
@@ -217,6 +239,7 @@ pub(crate) struct VerifyNamedCheck {
 impl VerifyNamedCheck {
     pub(crate) fn new(start: &TurnStart<'_>) -> Self {
         Self {
+            cwd: start.cwd.to_path_buf(),
             named: named_commands(start.request),
             inputs: run_inputs(start.request),
             expects_output: names_expected_output(start.request),
@@ -245,10 +268,12 @@ impl VerifyNamedCheck {
                  change. Run it now with shell_command and read its output."
             )
         } else if let Some(input) = self.inputs.iter().find(|input| {
-            !self
-                .ran_since_write
-                .iter()
-                .any(|ran| ran.split_whitespace().any(|word| names_input(word, input)))
+            // Only a file that is there: "run it on Linux/macOS" names none.
+            resolve(&self.cwd, input).is_file()
+                && !self
+                    .ran_since_write
+                    .iter()
+                    .any(|ran| runs_on_input(ran, input))
         }) {
             let last = match self.ran_since_write.last() {
                 Some(ran) => format!("your last run, `{ran}`, did not name it"),
@@ -536,7 +561,7 @@ mod tests {
         assert_eq!(run_inputs("Run it with -v to see more."), [] as [&str; 0]);
         assert_eq!(run_inputs("Try it on data/in.csv"), ["data/in.csv"]);
 
-        let dir = tempfile::tempdir().unwrap();
+        let dir = test_support::project(&[("notes.txt", "a\nb\n")]);
         let request = "Write count_lines.sh that prints the number of lines of its first \
                        argument, then run it on notes.txt.";
         let mut aid = VerifyNamedCheck::new(&start(request, dir.path()));
@@ -558,5 +583,29 @@ mod tests {
         aid.before_tool_calls(&[write()]);
         aid.before_tool_calls(&[shell("sh count_lines.sh < notes.txt")]);
         assert_eq!(aid.before_finish(Some("5")), None, "given as input");
+        for command in [
+            "python3 count.py --file=notes.txt",
+            "bash c.sh<notes.txt",
+            "bash c.sh \"$PWD/notes.txt\";",
+        ] {
+            assert!(runs_on_input(command, "notes.txt"), "{command}");
+        }
+        assert!(!runs_on_input("cat notes.txt", "notes.txt"), "only shown");
+        assert!(
+            !runs_on_input("bash c.sh my-notes.txt", "notes.txt"),
+            "another file"
+        );
+
+        // A file that is not there is no input to ask for ("run it on Linux/macOS").
+        let mut aid =
+            VerifyNamedCheck::new(&start("Write x.sh; run it on Linux/macOS.", dir.path()));
+        aid.before_tool_calls(&[write()]);
+        aid.before_tool_calls(&[shell("bash x.sh")]);
+        assert_eq!(aid.before_finish(Some("Done.")), None);
+        assert_eq!(
+            run_inputs("İ run it on é.txt"),
+            ["é.txt"],
+            "no panic on non-ASCII"
+        );
     }
 }

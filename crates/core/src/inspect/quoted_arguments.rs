@@ -9,17 +9,20 @@
 //!   so Python saw `r[region]` and reported a NameError; inside single quotes the program
 //!   needs double quotes.
 //!
+//! A command sent again after its note is run quoted right, and its result says so: the
+//! model repeating its own call means it wants that run and cannot copy the correction.
+//!
 //! Seen on 2026-12-07 (task count): the model ran `python3 -c 'import csv, sys; print(sum(1
 //! for r in csv.DictReader(open(sys.argv[1])) if r[sys.argv[2]] == sys.argv[3])) sales.csv
 //! region north'`, read the SyntaxError, blamed `csv.DictReader`, and ended its turn with
-//! the same mistake in its answer.
+//! the same mistake in its answer. With the note, it sent the same command again.
 
 use osprey_protocol::{FunctionCallOutputPayload, ResponseItem};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::check_aids::command_of;
 use super::{CallVerdict, TurnInspector};
-use crate::tools::call::ToolCall;
+use crate::tools::call::{ToolCall, ToolPayload};
 
 /// The option that takes a one-line program, per interpreter.
 const INLINE_PROGRAMS: [(&str, &str); 4] = [
@@ -48,9 +51,49 @@ const CODE_WORDS: [&str; 14] = [
 pub(crate) struct QuotedArguments {
     /// Shell calls of the batch being run, by call id: their commands.
     commands: HashMap<String, String>,
+    /// Commands whose result gave them quoted right.
+    noted: HashSet<String>,
+    /// Calls of the running batch re-quoted because they repeated a noted command, by call
+    /// id: the note for their results.
+    requoted: HashMap<String, String>,
+}
+
+/// A shell call's arguments with `command` in place of its command.
+fn with_command(call: &ToolCall, command: &str) -> Option<String> {
+    let ToolPayload::Function { arguments } = &call.payload else {
+        return None;
+    };
+    let mut value: serde_json::Value = serde_json::from_str(arguments).ok()?;
+    value
+        .as_object_mut()?
+        .insert("command".to_string(), command.into());
+    Some(value.to_string())
 }
 
 impl TurnInspector for QuotedArguments {
+    fn adjust_calls(&mut self, calls: &mut [ToolCall]) {
+        self.requoted.clear();
+        for call in calls.iter_mut() {
+            let Some(command) = command_of(call).filter(|c| self.noted.contains(c)) else {
+                continue;
+            };
+            let Some(fixed) = requoted_shell_command(&command) else {
+                continue;
+            };
+            let Some(arguments) = with_command(call, &fixed) else {
+                continue;
+            };
+            call.payload = ToolPayload::Function { arguments };
+            self.requoted.insert(
+                call.call_id.clone(),
+                format!(
+                    "Your call repeated a command whose result gave it quoted right, so this \
+                     time it ran as `{fixed}`."
+                ),
+            );
+        }
+    }
+
     fn before_tool_calls(&mut self, calls: &[ToolCall]) -> CallVerdict {
         self.commands = calls
             .iter()
@@ -68,20 +111,19 @@ impl TurnInspector for QuotedArguments {
                 continue;
             };
             let text = output.text();
-            if let Some(note) = quoting_note(command, &text) {
+            if let Some(note) = self.requoted.remove(call_id.as_str()) {
+                *output = FunctionCallOutputPayload::from(format!("{text}\n\n{note}"));
+            } else if let Some(note) = quoting_note(command, &text) {
+                self.noted.insert(command.clone());
                 *output = FunctionCallOutputPayload::from(format!("{text}\n\n{note}"));
             }
         }
     }
 }
 
-/// The words that introduce the corrected command in a note; [`super::repeat_nudge`] runs
-/// the corrected command when the model sends the failed one again.
-pub(super) const CORRECTED_COMMAND: &str = "Run it quoted like this:";
-
 /// `command` quoted right, when it holds a one-line program with one of the quoting
 /// mistakes this module corrects.
-pub(super) fn requoted_shell_command(command: &str) -> Option<String> {
+fn requoted_shell_command(command: &str) -> Option<String> {
     let fixed = InlineProgram::find(command)?.requoted();
     (!fixed.arguments.is_empty() || fixed.requoted_inner_quotes).then_some(fixed.command)
 }
@@ -119,7 +161,7 @@ fn quoting_note(command: &str, output: &str) -> Option<String> {
         );
     }
     Some(format!(
-        "Note: {}. {CORRECTED_COMMAND}\n{}",
+        "Note: {}. Run it quoted like this:\n{}",
         reasons.join("; and "),
         fixed.command
     ))
@@ -397,6 +439,44 @@ mod tests {
             "Note: `a.csv` at the end of the program is inside its quotes, so it was read as \
              code; arguments go after the closing quote. Run it quoted like this:\n\
              python3 -c 'print(x)' a.csv > 'out.txt'"
+        );
+    }
+
+    #[test]
+    fn a_noted_command_sent_again_runs_quoted_right_and_says_so() {
+        let mut aid = QuotedArguments::default();
+        let wrong = "python3 -c 'import sys; print(sys.argv[1]) north'";
+        let arguments = serde_json::json!({ "command": wrong, "timeout_ms": 5000 });
+        let first = crate::inspect::test_support::call("a", "shell_command", arguments.clone());
+        let mut calls = [first];
+        aid.adjust_calls(&mut calls);
+        assert_eq!(command_of(&calls[0]).unwrap(), wrong, "not noted yet");
+        aid.before_tool_calls(&calls);
+        aid.after_tool_outputs(&mut [output("a", SYNTAX_ERROR)]);
+
+        let mut calls = [crate::inspect::test_support::call(
+            "b",
+            "shell_command",
+            arguments,
+        )];
+        aid.adjust_calls(&mut calls);
+        let right = "python3 -c 'import sys; print(sys.argv[1])' north";
+        let ToolPayload::Function { arguments } = &calls[0].payload else {
+            panic!("a function call");
+        };
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(arguments).unwrap(),
+            serde_json::json!({ "command": right, "timeout_ms": 5000 })
+        );
+        aid.before_tool_calls(&calls);
+        let mut outputs = [output("b", "Process exited with code 0\nOutput:\nnorth\n")];
+        aid.after_tool_outputs(&mut outputs);
+        assert_eq!(
+            output_text(&outputs[0]),
+            format!(
+                "Process exited with code 0\nOutput:\nnorth\n\n\nYour call repeated a command \
+                 whose result gave it quoted right, so this time it ran as `{right}`."
+            )
         );
     }
 }

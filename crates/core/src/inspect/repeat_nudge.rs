@@ -8,24 +8,23 @@
 //! each of those turns one step in. Given its earlier result back with "do not repeat it", the
 //! model has one more chance to use what it already has.
 //!
-//! Two kinds of repeat are made instead of answered, when the failure offered the
-//! correction: an `edit_file` whose `old` is not in the file, with the one-line edit that
-//! makes the asked change on the closest line ("call edit_file again with old:
-//! python-version: \"3.10\" …"), and a shell command whose one-line program was quoted wrong
-//! ([`super::quoted_arguments`]' note). The model sending its own call again means it wants
-//! that change and cannot copy the correction, so the repeat is run corrected (worked out
-//! afresh, no write since) and its result says so. Seen on 2026-12-07: in yaml the model
-//! sent `old: python-version: 3.10` three times against a file quoting `"3.10"`; in count it
-//! sent its `python3 -c '… sales.csv region north'` again under the note that re-quoted it.
+//! One repeat is made instead of answered: an `edit_file` whose `old` is not in the file,
+//! when its failure offered the one-line edit that makes the asked change on the closest
+//! line ("call edit_file again with old: python-version: \"3.10\" …"). The model sending its
+//! own call again means it wants that change and cannot copy the correction, so the repeat
+//! is run with the offered `old` and `new` (worked out afresh from the file, which no write
+//! has changed since, nor does an earlier call of the same batch) and its result says so.
+//! Seen on 2026-12-07 (yaml): the model sent `old: python-version: 3.10` three times
+//! against a file quoting `"3.10"`, and the loop guard ended the turn.
+//! ([`super::quoted_arguments`] does the same for a one-line program it re-quoted.)
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 
 use osprey_protocol::{FunctionCallOutputPayload, ResponseItem};
-use osprey_tools::names::{EDIT_FILE, SHELL_COMMAND};
+use osprey_tools::names::EDIT_FILE;
 
 use super::local_aids::call_key;
-use super::quoted_arguments::{CORRECTED_COMMAND, requoted_shell_command};
 use super::write_aids::{read_small_text, resolve};
 use super::{CallVerdict, TurnInspector, TurnStart, WRITING_TOOLS};
 use crate::tools::call::{ToolCall, ToolOutput, ToolPayload};
@@ -55,19 +54,16 @@ impl RepeatNudge {
         }
     }
 
-    /// The arguments that make a repeated failed call the one its failure offered, and the
-    /// note saying so; `None` for any other call.
+    /// A repeated failed `edit_file`'s arguments with the one-line edit its failure offered
+    /// (worked out again from the file), and the note saying so; `None` for any other call.
     fn correction(&self, call: &ToolCall) -> Option<(String, String)> {
-        let earlier = self.results.get(&call_key(call))?.as_deref()?;
-        match call.tool_name.as_str() {
-            EDIT_FILE if earlier.contains("call edit_file again with") => self.offered_edit(call),
-            SHELL_COMMAND if earlier.contains(CORRECTED_COMMAND) => requoted_shell(call),
-            _ => None,
+        if call.tool_name != EDIT_FILE {
+            return None;
         }
-    }
-
-    /// A failed `edit_file`'s arguments with the one-line edit its failure offers now.
-    fn offered_edit(&self, call: &ToolCall) -> Option<(String, String)> {
+        let earlier = self.results.get(&call_key(call))?.as_deref()?;
+        if !earlier.contains("call edit_file again with") {
+            return None;
+        }
         let ToolPayload::Function { arguments } = &call.payload else {
             return None;
         };
@@ -85,7 +81,7 @@ impl RepeatNudge {
             return None;
         };
         let note = format!(
-            "Your call repeated an edit_file that had failed, so it was made with the `old` \
+            "Your call repeated an edit_file that had failed, so this time it used the `old` \
              and `new` that failure offered: old `{old}`, new `{new}`."
         );
         fields.insert("old".to_string(), serde_json::Value::String(old));
@@ -94,27 +90,18 @@ impl RepeatNudge {
     }
 }
 
-/// A failed shell call's arguments with its one-line program quoted right, as the note of
-/// [`super::quoted_arguments`] gave it.
-fn requoted_shell(call: &ToolCall) -> Option<(String, String)> {
-    let ToolPayload::Function { arguments } = &call.payload else {
-        return None;
-    };
-    let mut value: serde_json::Value = serde_json::from_str(arguments).ok()?;
-    let fields = value.as_object_mut()?;
-    let command = requoted_shell_command(fields.get("command")?.as_str()?)?;
-    let note = format!(
-        "Your call repeated a command that had failed, so it was run quoted as that failure's \
-         note gave: `{command}`."
-    );
-    fields.insert("command".to_string(), serde_json::Value::String(command));
-    Some((value.to_string(), note))
-}
-
 impl TurnInspector for RepeatNudge {
     fn adjust_calls(&mut self, calls: &mut [ToolCall]) {
         self.corrected.clear();
-        for call in calls.iter_mut() {
+        for index in 0..calls.len() {
+            // A write earlier in the batch may change the file the correction was read from.
+            let written_before = calls[..index]
+                .iter()
+                .any(|c| WRITING_TOOLS.contains(&c.tool_name.as_str()));
+            let call = &mut calls[index];
+            if written_before {
+                break;
+            }
             if let Some((arguments, note)) = self.correction(call) {
                 call.payload = ToolPayload::Function { arguments };
                 self.corrected.insert(call.call_id.clone(), note);
@@ -124,7 +111,9 @@ impl TurnInspector for RepeatNudge {
 
     fn before_tool_calls(&mut self, calls: &[ToolCall]) -> CallVerdict {
         if self.nudged {
-            // Once per turn: a second repeat is the loop guard's to stop.
+            // Once per turn: a second repeat is the loop guard's to stop. The calls are still
+            // tracked, so a write clears what earlier results offered.
+            self.track(&calls.iter().collect::<Vec<_>>());
             return CallVerdict::Run;
         }
         let (repeats, fresh): (Vec<&ToolCall>, Vec<&ToolCall>) = calls
@@ -355,45 +344,41 @@ mod tests {
         };
         assert_eq!(
             output.text(),
-            "Success.\n\nYour call repeated an edit_file that had failed, so it was made with \
+            "Success.\n\nYour call repeated an edit_file that had failed, so this time it used \
              the `old` and `new` that failure offered: old `python-version: \"3.10\"`, new \
              `python-version: \"3.12\"`."
         );
     }
 
     #[test]
-    fn a_repeated_command_whose_failure_re_quoted_it_is_run_re_quoted() {
-        let mut nudge = RepeatNudge::default();
-        let wrong = "python3 -c 'import sys; print(sys.argv[1]) north'";
-        let arguments = serde_json::json!({ "command": wrong, "timeout_ms": 5000 }).to_string();
-        nudge.before_tool_calls(&[call("a", "shell_command", &arguments)]);
-        nudge.after_tool_outputs(&mut [output(
-            "a",
-            "SyntaxError: invalid syntax\n\nNote: … Run it quoted like this:\npython3 -c 'import \
-             sys; print(sys.argv[1])' north",
-        )]);
-        let mut again = [call("b", "shell_command", &arguments)];
-        nudge.adjust_calls(&mut again);
-        let ToolPayload::Function { arguments } = &again[0].payload else {
-            panic!("a function call");
-        };
-        let arguments: serde_json::Value = serde_json::from_str(arguments).unwrap();
+    fn no_correction_after_a_write_in_the_same_batch_or_for_an_edit_that_did_not_offer_one() {
+        let dir =
+            crate::inspect::test_support::project(&[("ci.yml", "python-version: \"3.10\"\n")]);
+        let start = crate::inspect::test_support::start("Change 3.10 to 3.12.", dir.path());
+        let edit = r#"{"path":"ci.yml","old":"python-version: 3.10","new":"python-version: 3.12"}"#;
+        let offered =
+            "edit_file: ci.yml was not changed: … call edit_file again with\nold: x\nnew: y";
+        let mut nudge = RepeatNudge::new(&start);
+        nudge.before_tool_calls(&[call("a", "edit_file", edit)]);
+        nudge.after_tool_outputs(&mut [output("a", offered)]);
+        let write = r#"{"path":"other.txt","content":"x"}"#;
+        let mut batch = [call("b", "write_file", write), call("c", "edit_file", edit)];
+        nudge.adjust_calls(&mut batch);
         assert_eq!(
-            arguments,
-            serde_json::json!({
-                "command": "python3 -c 'import sys; print(sys.argv[1])' north",
-                "timeout_ms": 5000
-            })
+            batch[1].payload,
+            call("c", "edit_file", edit).payload,
+            "a write came first"
         );
-        assert!(matches!(nudge.before_tool_calls(&again), CallVerdict::Run));
 
-        // Without the note in the earlier result, the repeat is answered as before.
-        let mut nudge = RepeatNudge::default();
-        let arguments = serde_json::json!({ "command": wrong }).to_string();
-        nudge.before_tool_calls(&[call("a", "shell_command", &arguments)]);
-        nudge.after_tool_outputs(&mut [output("a", "SyntaxError: invalid syntax")]);
-        let mut again = [call("b", "shell_command", &arguments)];
+        let mut nudge = RepeatNudge::new(&start);
+        nudge.before_tool_calls(&[call("a", "edit_file", edit)]);
+        nudge.after_tool_outputs(&mut [output("a", "`old` does not occur in the file.")]);
+        let mut again = [call("b", "edit_file", edit)];
         nudge.adjust_calls(&mut again);
-        assert_eq!(answered(nudge.before_tool_calls(&again)).len(), 1);
+        assert_eq!(
+            again[0].payload,
+            call("b", "edit_file", edit).payload,
+            "nothing offered"
+        );
     }
 }

@@ -485,7 +485,8 @@ async fn a_real_unittest_run_that_found_no_tests_is_not_taken_for_a_pass() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_one_line_program_with_its_arguments_inside_the_quotes_gets_the_command_that_works() {
+async fn a_one_line_program_with_its_arguments_inside_the_quotes_is_run_quoted_right_when_sent_again()
+ {
     let repo = temp_git_repo();
     std::fs::write(
         repo.path().join("sales.csv"),
@@ -502,10 +503,11 @@ async fn a_one_line_program_with_its_arguments_inside_the_quotes_gets_the_comman
             "shell_command",
             &json!({ "command": wrong }).to_string(),
         )]),
+        // The model sends its own command again, under the note.
         sse_turn(vec![ev_function_call(
-            "call_right",
+            "call_again",
             "shell_command",
-            &json!({ "command": right }).to_string(),
+            &json!({ "command": wrong }).to_string(),
         )]),
         sse_turn(vec![ev_assistant_message("m1", "2")]),
     ])
@@ -529,10 +531,17 @@ async fn a_one_line_program_with_its_arguments_inside_the_quotes_gets_the_comman
         )),
         "{failed}"
     );
-    let worked = requests[2].output_for("call_right").unwrap();
+    let worked = requests[2].output_for("call_again").unwrap();
     assert!(
         worked.contains("Process exited with code 0\n") && worked.contains("Output:\n2\n"),
-        "the given command works: {worked}"
+        "the repeat ran quoted right, and that works: {worked}"
+    );
+    assert!(
+        worked.contains(&format!(
+            "Your call repeated a command whose result gave it quoted right, so this time it \
+             ran as `{right}`."
+        )),
+        "{worked}"
     );
     server.verify();
 }
@@ -573,7 +582,7 @@ async fn a_failed_edit_sent_again_is_made_with_the_correction_its_failure_offere
     assert!(second.contains("Success."), "{second}");
     assert!(
         second.contains(
-            "Your call repeated an edit_file that had failed, so it was made with the `old` and \
+            "Your call repeated an edit_file that had failed, so this time it used the `old` and \
              `new` that failure offered: old `python-version: \"3.10\"`, new `python-version: \
              \"3.12\"`."
         ),
