@@ -35,6 +35,14 @@ the table then shows per task how many of the N runs solved it. A run that is st
 Usage: bench/local_tasks.py OSPREY_BIN [--mode ablation|aids|harness] [--codex CODEX_BIN]
                             [--tasks hello,add,...] [--configs NAME,...]
                             [--timeout SECONDS] [--repeat N] [--keep-sessions]
+                            [--acted-from LOG,...]
+--acted-from LOG,... (with --mode aids): each "-aid" configuration runs only the tasks in which
+that aid acted in an "all aids" run of these earlier outputs of this script; an aid that did
+not act in a task left its run as it was, so only where it acted can switching it off change
+anything beyond the run-to-run spread. The edit tool changes the tool list of every request, so
+"-edit_tool" runs every task.
+Each local-provider run records the aids that acted in it ("aids" in its JSON line) from the
+"aid acted" lines `RUST_LOG=osprey_core::inspect=debug` makes Osprey print on stderr.
 --keep-sessions runs the local-provider configurations without --ephemeral, so each run's
 session file (every call and the result the model read, which the --json events do not all
 show: a failed edit_file, for one) is kept under the configuration's OSPREY_HOME, printed as
@@ -44,6 +52,7 @@ Needs OSPREY_LOCAL_MODEL (the verified GGUF; scripts/install-test-deps.sh prints
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -131,15 +140,40 @@ def attempt(label, task, argv_for, env, timeout, run_no=1):
         ok, why = check(cwd, events)
         if ok and code != 0:
             ok, why = False, f"exit {code}: {err.strip()[-200:]}"
+    aids = acted_aids(err)
     calls = sum(1 for e in events if e.get("type") == "item.completed"
                 and e.get("item", {}).get("type") in ("command_execution", "file_change",
                                                       "mcp_tool_call"))
     result = {"config": label, "run": run_no, "task": task, "ok": ok, "why": why,
-              "wall_s": round(wall, 1), "tool_items": calls, "dir": cwd}  # the run's events: <dir>.events.jsonl
+              "wall_s": round(wall, 1), "tool_items": calls, "aids": aids, "dir": cwd}  # the run's events: <dir>.events.jsonl
     if KEEP_SESSIONS:
         result["home"] = env.get("OSPREY_HOME")
     print(json.dumps(result), flush=True)
     return result
+
+
+def acted_aids(stderr):
+    """The `[local_model]` switch names of the aids whose "aid acted" line is in `stderr`
+    (`aid=KeepContent` is the switch `keep_content`), sorted."""
+    names = re.findall(r"aid acted aid=(\w+)", stderr)
+    return sorted({re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower() for name in names})
+
+
+def tasks_where_acted(logs):
+    """From earlier outputs of this script: per aid, the tasks in which it acted in an
+    "all aids" run."""
+    acted = {}
+    for log in logs:
+        with open(log) as f:
+            for line in f:
+                try:
+                    r = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if isinstance(r, dict) and r.get("config") == "all aids":
+                    for aid in r.get("aids", []):
+                        acted.setdefault(aid, set()).add(r["task"])
+    return acted
 
 
 def bench_home(prefix):
@@ -166,13 +200,19 @@ def base_env(home):
 KEEP_SESSIONS = False
 
 
-def ablation(osprey, tasks, configs, timeout, repeat, rows=ABLATION):
+def ablation(osprey, tasks, configs, timeout, repeat, rows=ABLATION, acted=None):
+    """`acted` (aid → tasks where it acted) narrows each "-aid" row to those tasks."""
     results = []
     for label, switches in rows:
         if configs and label not in configs:
             continue
+        mine = tasks
+        if acted is not None and label.startswith("-") and label != "-edit_tool":
+            mine = [t for t in tasks if t in acted.get(label[1:], set())]
+        if not mine:
+            continue
         home = bench_home("local-bench-home-")
-        env = base_env(home)
+        env = {**base_env(home), "RUST_LOG": "warn,osprey_core::inspect=debug"}
         overrides = []
         for key, value in switches.items():
             overrides += ["-c", f"local_model.{key}={value}"]
@@ -183,7 +223,7 @@ def ablation(osprey, tasks, configs, timeout, repeat, rows=ABLATION):
                     "-c", 'model_provider="local"', *overrides, prompt]
 
         for run_no in range(1, repeat + 1):
-            for task in tasks:
+            for task in mine:
                 results.append(attempt(label, task, argv_for, env, timeout, run_no))
     return results
 
@@ -313,6 +353,7 @@ def main():
     configs = [c for c in option("--configs", "").split(",") if c]
     timeout = float(option("--timeout", "300"))
     repeat = option("--repeat", "1")
+    acted_from = option("--acted-from")
     if len(args) != 1 or mode not in ("ablation", "aids", "harness") \
             or any(t not in TASKS for t in tasks) or not repeat.isdigit() or int(repeat) < 1:
         raise SystemExit(__doc__)
@@ -321,7 +362,8 @@ def main():
     if mode == "ablation":
         results = ablation(osprey, tasks, configs, timeout, repeat)
     elif mode == "aids":
-        results = ablation(osprey, tasks, configs, timeout, repeat, AID_ABLATION)
+        acted = tasks_where_acted(acted_from.split(",")) if acted_from else None
+        results = ablation(osprey, tasks, configs, timeout, repeat, AID_ABLATION, acted)
     else:
         results = harness(osprey, codex and os.path.abspath(codex), tasks, configs, timeout,
                           repeat)

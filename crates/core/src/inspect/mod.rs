@@ -13,6 +13,10 @@
 //! 4. [`TurnInspector::after_tool_outputs`] — after the batch ran (may annotate its outputs);
 //! 5. [`TurnInspector::before_finish`] — when the model answered without calls and the turn
 //!    would end (may record a reminder and go on).
+//!
+//! With `RUST_LOG=osprey_core::inspect=debug` every point at which an aid changed something
+//! logs one line naming the aid (`aid acted aid=KeepContent at="before_tool_calls"`): what
+//! the benchmark uses to tell which aids acted in which task.
 
 mod call_narration;
 mod check_aids;
@@ -111,10 +115,20 @@ pub(crate) trait TurnInspector: Send {
     }
 }
 
-/// The inspectors of one turn, consulted in order.
+/// The inspectors of one turn, consulted in order, each with the aid it serves.
 #[derive(Default)]
 pub(crate) struct TurnInspectors {
-    inspectors: Vec<Box<dyn TurnInspector>>,
+    inspectors: Vec<(TurnAid, Box<dyn TurnInspector>)>,
+}
+
+/// Whether the "aid acted" lines are wanted: comparing before and after costs a copy of what
+/// an inspector may change, paid only then.
+fn logging_aids() -> bool {
+    tracing::enabled!(tracing::Level::DEBUG)
+}
+
+fn log_acted(aid: TurnAid, at: &str) {
+    tracing::debug!(aid = ?aid, at, "aid acted");
 }
 
 impl TurnInspectors {
@@ -123,8 +137,8 @@ impl TurnInspectors {
         let inspectors = profile
             .aids
             .iter()
-            .map(|aid| -> Box<dyn TurnInspector> {
-                match aid {
+            .map(|aid| -> (TurnAid, Box<dyn TurnInspector>) {
+                let inspector: Box<dyn TurnInspector> = match aid {
                     TurnAid::LoopGuard => Box::<local_aids::LoopGuard>::default(),
                     TurnAid::RepeatNudge => Box::new(repeat_nudge::RepeatNudge::new(start)),
                     TurnAid::QuestionReadOnly => {
@@ -157,22 +171,33 @@ impl TurnInspectors {
                     TurnAid::KeepContent => Box::new(keep_content::KeepContent::new(start)),
                     TurnAid::HideCallNarration => Box::new(call_narration::HideCallNarration),
                     TurnAid::QuestionFocus => Box::new(question_focus::QuestionFocus::new(start)),
-                }
+                };
+                (*aid, inspector)
             })
             .collect();
         Self { inspectors }
     }
 
     pub(crate) fn initial_context(&self, start: &TurnStart<'_>) -> Vec<ResponseItem> {
-        self.inspectors
-            .iter()
-            .flat_map(|i| i.initial_context(start))
-            .collect()
+        let mut items = Vec::new();
+        for (aid, inspector) in &self.inspectors {
+            let added = inspector.initial_context(start);
+            if !added.is_empty() {
+                log_acted(*aid, "initial_context");
+            }
+            items.extend(added);
+        }
+        items
     }
 
     pub(crate) fn before_request(&mut self, prompt: &mut Prompt) {
-        for inspector in &mut self.inspectors {
+        let logging = logging_aids();
+        for (aid, inspector) in &mut self.inspectors {
+            let before = logging.then(|| prompt.clone());
             inspector.before_request(prompt);
+            if before.is_some_and(|before| before != *prompt) {
+                log_acted(*aid, "before_request");
+            }
         }
     }
 
@@ -180,8 +205,13 @@ impl TurnInspectors {
     /// Calls an inspector answers instead of running are taken out of what the later ones
     /// see: they never see a call that did not run.
     pub(crate) fn adjust_calls(&mut self, calls: &mut [ToolCall]) {
-        for inspector in &mut self.inspectors {
+        let logging = logging_aids();
+        for (aid, inspector) in &mut self.inspectors {
+            let before = logging.then(|| calls.to_vec());
             inspector.adjust_calls(calls);
+            if before.is_some_and(|before| before != *calls) {
+                log_acted(*aid, "adjust_calls");
+            }
         }
     }
 
@@ -189,11 +219,15 @@ impl TurnInspectors {
         let mut remaining: Vec<ToolCall> = calls.to_vec();
         let mut answered: Vec<(String, ToolOutput)> = Vec::new();
         let mut stop = None;
-        for inspector in &mut self.inspectors {
+        for (aid, inspector) in &mut self.inspectors {
             if remaining.is_empty() {
                 break;
             }
-            match inspector.before_tool_calls(&remaining) {
+            let verdict = inspector.before_tool_calls(&remaining);
+            if !matches!(verdict, CallVerdict::Run) {
+                log_acted(*aid, "before_tool_calls");
+            }
+            match verdict {
                 CallVerdict::Run => {}
                 CallVerdict::Answer { outputs } => {
                     remaining.retain(|call| !outputs.iter().any(|(id, _)| *id == call.call_id));
@@ -212,16 +246,25 @@ impl TurnInspectors {
     }
 
     pub(crate) fn after_tool_outputs(&mut self, outputs: &mut [ResponseItem]) {
-        for inspector in &mut self.inspectors {
+        let logging = logging_aids();
+        for (aid, inspector) in &mut self.inspectors {
+            let before = logging.then(|| outputs.to_vec());
             inspector.after_tool_outputs(outputs);
+            if before.is_some_and(|before| before != *outputs) {
+                log_acted(*aid, "after_tool_outputs");
+            }
         }
     }
 
     /// The first reminder any inspector has.
     pub(crate) fn before_finish(&mut self, answer: Option<&str>) -> Option<ResponseItem> {
-        self.inspectors
-            .iter_mut()
-            .find_map(|i| i.before_finish(answer))
+        self.inspectors.iter_mut().find_map(|(aid, inspector)| {
+            let reminder = inspector.before_finish(answer);
+            if reminder.is_some() {
+                log_acted(*aid, "before_finish");
+            }
+            reminder
+        })
     }
 }
 
@@ -281,6 +324,62 @@ mod tests {
         assert!(output.text.contains("1\tx = 1"), "{}", output.text);
         // The same write again runs: the loop guard never saw the refused one.
         assert!(matches!(set.before_tool_calls(&[write]), CallVerdict::Run));
+    }
+
+    /// The lines `RUST_LOG=osprey_core::inspect=debug` prints while `act` runs.
+    fn aid_log(act: impl FnOnce()) -> String {
+        use std::sync::{Arc, Mutex};
+        #[derive(Clone, Default)]
+        struct Buffer(Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Buffer {
+            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(bytes);
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let buffer = Buffer::default();
+        let writer = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_env_filter("osprey_core::inspect=debug")
+            .with_ansi(false)
+            .with_writer(move || writer.clone())
+            .finish();
+        tracing::subscriber::with_default(subscriber, act);
+        let bytes = buffer.0.lock().unwrap().clone();
+        String::from_utf8(bytes).unwrap()
+    }
+
+    #[test]
+    fn each_aid_that_acts_is_logged_by_name_and_one_that_does_not_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.py"), "x = 1\n").unwrap();
+        let names = vec!["write_file".to_string()];
+        let mut set = TurnInspectors::for_turn(&ToolProfile::local(), &start(dir.path(), &names));
+        let write = ToolCall {
+            call_id: "w".to_string(),
+            tool_name: "write_file".to_string(),
+            payload: ToolPayload::Function {
+                arguments: r#"{"path":"a.py","content":"x = 2\n"}"#.to_string(),
+            },
+        };
+        let log = aid_log(|| {
+            set.before_tool_calls(std::slice::from_ref(&write));
+        });
+        assert!(
+            log.contains("aid acted aid=ReadBeforeWrite at=\"before_tool_calls\""),
+            "{log}"
+        );
+        assert_eq!(log.matches("aid acted").count(), 1, "{log}");
+        // The output of a read changes nothing any aid looks at: no line.
+        let mut outputs = vec![ResponseItem::FunctionCallOutput {
+            call_id: "r".to_string(),
+            output: "1\tx = 1".to_string().into(),
+        }];
+        let log = aid_log(|| set.after_tool_outputs(&mut outputs));
+        assert_eq!(log, "");
     }
 
     #[test]

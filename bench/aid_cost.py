@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""What each harness aid costs, per task: the "all aids" runs against the runs with that one
+aid switched off ("-aid"), from the JSON lines `local_tasks.py --mode aids` prints.
+
+For every task an aid-off configuration ran, one row: the runs with all aids (solved/runs,
+mean wall seconds), the runs without the aid (the same), and the ratio of the two means —
+above 1.20 the aid made that task more than 20 % slower (issue #17's limit), marked "slower".
+A task solved with the aid and never without it, or the reverse, is marked too: a time ratio
+between a solve and a failure says little, since a failure ends when the model gives up.
+
+Usage: bench/aid_cost.py LOG [LOG ...]   (markdown on stdout)
+"""
+
+import json
+import sys
+
+
+def runs_in(logs):
+    runs = []
+    for log in logs:
+        with open(log) as f:
+            for line in f:
+                try:
+                    r = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if isinstance(r, dict) and "config" in r and "wall_s" in r:
+                    runs.append(r)
+    return runs
+
+
+def summary(runs):
+    solved = sum(1 for r in runs if r["ok"])
+    mean = sum(r["wall_s"] for r in runs) / len(runs)
+    return solved, len(runs), mean
+
+
+def verdict(with_aid, without):
+    (solved_with, runs_with, mean_with), (solved_without, runs_without, mean_without) = \
+        with_aid, without
+    ratio = mean_with / mean_without
+    marks = []
+    if ratio > 1.2:
+        marks.append("slower")
+    if solved_with and not solved_without:
+        marks.append("solved only with it")
+    if solved_without and not solved_with:
+        marks.append("solved only without it")
+    return ratio, ", ".join(marks)
+
+
+def main():
+    if len(sys.argv) < 2:
+        raise SystemExit(__doc__)
+    runs = runs_in(sys.argv[1:])
+    baseline = {}
+    for r in runs:
+        if r["config"] == "all aids":
+            baseline.setdefault(r["task"], []).append(r)
+    print("| aid off | task | all aids: solved, mean s | aid off: solved, mean s "
+          "| with / without | |")
+    print("|---|---|---|---|---|---|")
+    labels = sorted({r["config"] for r in runs if r["config"].startswith("-")})
+    for label in labels:
+        by_task = {}
+        for r in runs:
+            if r["config"] == label:
+                by_task.setdefault(r["task"], []).append(r)
+        for task, off in by_task.items():
+            if task not in baseline:
+                continue
+            with_aid, without = summary(baseline[task]), summary(off)
+            ratio, marks = verdict(with_aid, without)
+            print(f"| {label} | {task} | {with_aid[0]}/{with_aid[1]}, {with_aid[2]:.0f} "
+                  f"| {without[0]}/{without[1]}, {without[2]:.0f} | {ratio:.2f} | {marks} |")
+
+
+if __name__ == "__main__":
+    main()
