@@ -13,10 +13,10 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
 
-use osprey_protocol::{FunctionCallOutputPayload, ResponseItem};
+use osprey_protocol::ResponseItem;
 
 use super::write_aids::{read_small_text, write_target};
-use super::{CallVerdict, TurnInspector, TurnStart};
+use super::{CallVerdict, TurnInspector, TurnStart, append_note};
 use crate::tools::call::{ToolCall, ToolOutput, ToolPayload};
 
 mod ordered_json;
@@ -105,7 +105,7 @@ impl TurnInspector for KeepContent {
             let written = read_small_text(target)
                 .is_some_and(|now| now.trim_end_matches('\n') == content.trim_end_matches('\n'));
             if written {
-                *output = FunctionCallOutputPayload::from(format!("{}\n\n{note}", output.text()));
+                append_note(output, note);
             }
         }
     }

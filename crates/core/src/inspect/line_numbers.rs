@@ -15,11 +15,11 @@
 
 use std::path::PathBuf;
 
-use osprey_protocol::{FunctionCallOutputPayload, ResponseItem};
+use osprey_protocol::ResponseItem;
 use osprey_tools::names::WRITE_FILE;
 
 use super::write_aids::{read_small_text, resolve};
-use super::{TurnInspector, TurnStart};
+use super::{TurnInspector, TurnStart, append_note};
 use crate::tools::call::{ToolCall, ToolPayload};
 
 /// The note added to the result of a write made without its line numbers.
@@ -83,7 +83,7 @@ impl TurnInspector for StripLineNumbers {
             if let ResponseItem::FunctionCallOutput { call_id, output } = item
                 && self.changed.contains(call_id)
             {
-                *output = FunctionCallOutputPayload::from(format!("{}\n\n{NOTE}", output.text()));
+                append_note(output, NOTE);
             }
         }
     }

@@ -9,14 +9,14 @@
 //! without importing it, ran the tests, read `NameError: name 'add' is not defined`, and
 //! concluded that add.py lacked the function — it wrote it there a second time.
 
-use osprey_protocol::{FunctionCallOutputPayload, ResponseItem};
+use osprey_protocol::ResponseItem;
 use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
 
 use super::check_aids::command_of;
 use super::keep_content::defined_name;
 use super::write_aids::{project_files, read_small_text, resolve};
-use super::{CallVerdict, TurnInspector, TurnStart};
+use super::{CallVerdict, TurnInspector, TurnStart, append_note};
 use crate::tools::call::ToolCall;
 
 /// Standard-library modules small programs use, which a NameError names when the import is
@@ -88,7 +88,7 @@ impl TurnInspector for MissingName {
             }
             let text = output.text();
             if let Some(note) = missing_name_note(&self.cwd, &text) {
-                *output = FunctionCallOutputPayload::from(format!("{text}\n\n{note}"));
+                append_note(output, &note);
             }
         }
     }

@@ -38,7 +38,7 @@ mod test_support;
 mod write_aids;
 
 use osprey_model::Prompt;
-use osprey_protocol::ResponseItem;
+use osprey_protocol::{FunctionCallOutputPayload, ResponseItem};
 use osprey_tools::{ToolProfile, TurnAid};
 use std::path::Path;
 
@@ -51,6 +51,12 @@ pub(crate) const WRITING_TOOLS: [&str; 3] = [
     osprey_tools::names::EDIT_FILE,
     osprey_tools::names::APPLY_PATCH,
 ];
+
+/// Adds `note` to the end of a call's result, after a blank line: how every aid speaks to the
+/// model about a call that ran.
+pub(crate) fn append_note(output: &mut FunctionCallOutputPayload, note: &str) {
+    *output = FunctionCallOutputPayload::from(format!("{}\n\n{note}", output.text()));
+}
 
 /// What an inspector says about a batch of calls about to run.
 pub(crate) enum CallVerdict {

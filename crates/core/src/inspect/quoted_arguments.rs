@@ -17,11 +17,11 @@
 //! region north'`, read the SyntaxError, blamed `csv.DictReader`, and ended its turn with
 //! the same mistake in its answer. With the note, it sent the same command again.
 
-use osprey_protocol::{FunctionCallOutputPayload, ResponseItem};
+use osprey_protocol::ResponseItem;
 use std::collections::{HashMap, HashSet};
 
 use super::check_aids::command_of;
-use super::{CallVerdict, TurnInspector};
+use super::{CallVerdict, TurnInspector, append_note};
 use crate::tools::call::{ToolCall, ToolPayload};
 
 /// The option that takes a one-line program, per interpreter.
@@ -112,10 +112,10 @@ impl TurnInspector for QuotedArguments {
             };
             let text = output.text();
             if let Some(note) = self.requoted.remove(call_id.as_str()) {
-                *output = FunctionCallOutputPayload::from(format!("{text}\n\n{note}"));
+                append_note(output, &note);
             } else if let Some(note) = quoting_note(command, &text) {
                 self.noted.insert(command.clone());
-                *output = FunctionCallOutputPayload::from(format!("{text}\n\n{note}"));
+                append_note(output, &note);
             }
         }
     }
@@ -125,7 +125,7 @@ impl TurnInspector for QuotedArguments {
 /// mistakes this module corrects.
 fn requoted_shell_command(command: &str) -> Option<String> {
     let fixed = InlineProgram::find(command)?.requoted();
-    (!fixed.arguments.is_empty() || fixed.requoted_inner_quotes).then_some(fixed.command)
+    fixed.changed().then_some(fixed.command)
 }
 
 /// The note for `command`'s result `output`, when the command is a one-line program that
@@ -139,9 +139,8 @@ fn quoting_note(command: &str, output: &str) -> Option<String> {
     if !failed_on_code {
         return None;
     }
-    let inline = InlineProgram::find(command)?;
-    let fixed = inline.requoted();
-    if fixed.arguments.is_empty() && !fixed.requoted_inner_quotes {
+    let fixed = InlineProgram::find(command)?.requoted();
+    if !fixed.changed() {
         return None;
     }
     let mut reasons = Vec::new();
@@ -185,6 +184,13 @@ struct Requoted {
     arguments: Vec<String>,
     /// The program's single quotes were made double quotes.
     requoted_inner_quotes: bool,
+}
+
+impl Requoted {
+    /// Whether anything was corrected: otherwise the command is the one that ran.
+    fn changed(&self) -> bool {
+        !self.arguments.is_empty() || self.requoted_inner_quotes
+    }
 }
 
 impl<'a> InlineProgram<'a> {

@@ -17,11 +17,11 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
-use osprey_protocol::{FunctionCallOutputPayload, ResponseItem};
+use osprey_protocol::ResponseItem;
 
 use super::check_aids::command_of;
 use super::write_aids::{Before, normal, project_files, read_small_text};
-use super::{CallVerdict, TurnInspector, TurnStart};
+use super::{CallVerdict, TurnInspector, TurnStart, append_note};
 use crate::tools::call::ToolCall;
 
 /// Most project files copied before a shell command, and the most bytes they may hold.
@@ -77,7 +77,7 @@ impl TurnInspector for RelatedFiles {
             if let ResponseItem::FunctionCallOutput { call_id, output } = item
                 && *call_id == shell_id
             {
-                *output = FunctionCallOutputPayload::from(format!("{}\n\n{note}", output.text()));
+                append_note(output, &note);
             }
         }
     }

@@ -21,12 +21,12 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use osprey_protocol::{FunctionCallOutputPayload, ResponseItem};
+use osprey_protocol::ResponseItem;
 use osprey_tools::names::EDIT_FILE;
 
 use super::local_aids::call_key;
 use super::write_aids::{read_small_text, resolve};
-use super::{CallVerdict, TurnInspector, TurnStart, WRITING_TOOLS};
+use super::{CallVerdict, TurnInspector, TurnStart, WRITING_TOOLS, append_note};
 use crate::tools::call::{ToolCall, ToolOutput, ToolPayload};
 
 /// Most characters of an earlier result repeated in the nudge.
@@ -144,7 +144,7 @@ impl TurnInspector for RepeatNudge {
                 self.results.insert(key, Some(output.text().to_string()));
             }
             if let Some(note) = self.corrected.remove(call_id.as_str()) {
-                *output = FunctionCallOutputPayload::from(format!("{}\n\n{note}", output.text()));
+                append_note(output, &note);
             }
         }
     }

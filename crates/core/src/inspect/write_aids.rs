@@ -19,10 +19,10 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use osprey_protocol::{FunctionCallOutputPayload, ResponseItem};
+use osprey_protocol::ResponseItem;
 use osprey_tools::names::{EDIT_FILE, READ_FILE, SHELL_COMMAND, WRITE_FILE};
 
-use super::{CallVerdict, TurnInspector, TurnStart};
+use super::{CallVerdict, TurnInspector, TurnStart, append_note};
 use crate::tools::call::{ToolCall, ToolOutput, ToolPayload};
 
 /// Most lines of a file shown when a write is sent back.
@@ -285,7 +285,7 @@ impl Before {
                 continue;
             }
             if let Some(extra) = note(path, target, old, new) {
-                *output = FunctionCallOutputPayload::from(format!("{}\n\n{extra}", output.text()));
+                append_note(output, &extra);
             }
         }
     }
