@@ -3,10 +3,12 @@
 aid switched off ("-aid"), from the JSON lines `local_tasks.py --mode aids` prints.
 
 For every task an aid-off configuration ran, one row: the runs with all aids (solved/runs,
-mean wall seconds), the runs without the aid (the same), and the ratio of the two means —
+mean wall seconds of the solved runs, or of all when none solved), the runs without the aid
+(the same), and the ratio of the two means —
 above 1.20 the aid made that task more than 20 % slower (issue #17's limit), marked "slower".
-A task solved with the aid and never without it, or the reverse, is marked too: a time ratio
-between a solve and a failure says little, since a failure ends when the model gives up.
+A task solved with the aid and never without it, or the reverse, is marked as such instead: a
+time ratio between a solve and a failure says little, since a failure ends when the model gives
+up.
 
 Usage: bench/aid_cost.py LOG [LOG ...]   (markdown on stdout)
 """
@@ -30,23 +32,27 @@ def runs_in(logs):
 
 
 def summary(runs):
-    solved = sum(1 for r in runs if r["ok"])
-    mean = sum(r["wall_s"] for r in runs) / len(runs)
-    return solved, len(runs), mean
+    """(solved, runs, mean wall of the solved runs or, when none solved, of all runs)."""
+    solved = [r for r in runs if r["ok"]]
+    timed = solved or runs
+    return len(solved), len(runs), sum(r["wall_s"] for r in timed) / len(timed)
 
 
 def verdict(with_aid, without):
-    (solved_with, runs_with, mean_with), (solved_without, runs_without, mean_without) = \
-        with_aid, without
+    """The ratio of the mean wall times, and what the pair says. Where both sides solved the
+    task, the means are of the solved runs only: a failed run ends when the model gives up
+    or the time runs out, so it says nothing about how fast a solve is. A task solved only
+    one way is marked as such; otherwise a ratio over 1.20 is "slower", and "slower,
+    unsolved either way" when no run solved it."""
+    (solved_with, _, mean_with), (solved_without, _, mean_without) = with_aid, without
     ratio = mean_with / mean_without
-    marks = []
-    if ratio > 1.2:
-        marks.append("slower")
     if solved_with and not solved_without:
-        marks.append("solved only with it")
+        return ratio, "solved only with it"
     if solved_without and not solved_with:
-        marks.append("solved only without it")
-    return ratio, ", ".join(marks)
+        return ratio, "solved only without it"
+    if ratio > 1.2:
+        return ratio, "slower" if solved_with else "slower, unsolved either way"
+    return ratio, ""
 
 
 def main():
