@@ -79,7 +79,8 @@ pub struct LocalModelConfig {
     /// Refuse once a whole-file write that would drop most of an existing file, offering a
     /// write that keeps it.
     pub keep_content: bool,
-    /// Leave the text the model wrote beside its earlier calls out of each request.
+    /// Leave the text the model wrote beside its earlier calls out of each request (not on a
+    /// question that question focus handles).
     pub hide_call_narration: bool,
     /// In a question turn, restate the question under each result and ask once for a
     /// command when a count or sum was answered without one.

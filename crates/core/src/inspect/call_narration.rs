@@ -8,18 +8,42 @@
 //! guard ended the turn. The repeat nudge gave it the result back each time; the copied
 //! announcement still won. With the announcement gone the model sees its call and the result,
 //! and nothing to copy. The rollout keeps everything: only the prompt built from it changes.
+//!
+//! Measured on 2026-12-07 (each aid off alone, on the tasks where it acted), hiding the
+//! narration made two questions slower: asked how many rows of sales.csv have the region
+//! north, the model read the file and, with its "To answer this question, I need to:" gone,
+//! answered 3 by eye, was sent to the shell, and needed two more rounds (33–36 s); with the
+//! narration kept it went on to run the count command at once (19 s). The copying the aid
+//! was made for is, on questions, what question focus answers: it restates the question
+//! under each result (a failed command's excepted), and that alone ended the 2026-12-05
+//! loop. So on a turn that question focus takes part in, the narration stays.
 
 use osprey_model::Prompt;
 use osprey_protocol::ResponseItem;
 
-use super::TurnInspector;
+use super::question_focus;
+use super::{TurnInspector, TurnStart};
 
-/// Leaves the model's narration of its calls out of every request of the turn.
-pub(crate) struct HideCallNarration;
+/// Leaves the model's narration of its calls out of every request of the turn, except on a
+/// question that question focus handles.
+pub(crate) struct HideCallNarration {
+    active: bool,
+}
+
+impl HideCallNarration {
+    /// `question_focus_on`: whether the question-focus aid runs in this turn too.
+    pub(crate) fn new(start: &TurnStart<'_>, question_focus_on: bool) -> Self {
+        Self {
+            active: !(question_focus_on && question_focus::applies_to(start.request)),
+        }
+    }
+}
 
 impl TurnInspector for HideCallNarration {
     fn before_request(&mut self, prompt: &mut Prompt) {
-        prompt.input = without_call_narration(std::mem::take(&mut prompt.input));
+        if self.active {
+            prompt.input = without_call_narration(std::mem::take(&mut prompt.input));
+        }
     }
 }
 
@@ -57,7 +81,9 @@ fn next_is_call(rest: &[ResponseItem]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::inspect::test_support::start;
     use osprey_protocol::FunctionCallOutputPayload;
+    use std::path::Path;
 
     fn call(id: &str) -> ResponseItem {
         ResponseItem::FunctionCall {
@@ -116,7 +142,9 @@ mod tests {
             input: items,
             ..Prompt::default()
         };
-        HideCallNarration.before_request(&mut prompt);
+        let request = "Fix the port the ledger service listens on.";
+        HideCallNarration::new(&start(request, Path::new("/tmp")), true)
+            .before_request(&mut prompt);
         assert_eq!(
             texts(&prompt.input),
             [
@@ -131,6 +159,52 @@ mod tests {
                 "output b",
             ]
         );
+    }
+
+    fn narrated_read() -> Vec<ResponseItem> {
+        vec![
+            ResponseItem::user_text("How many rows of sales.csv have the region north?"),
+            ResponseItem::assistant_text("To answer this question, I need to:"),
+            call("a"),
+            output("a"),
+        ]
+    }
+
+    #[test]
+    fn on_a_question_that_question_focus_handles_the_narration_stays() {
+        let question = "How many rows of sales.csv have the region north?";
+        let mut prompt = Prompt {
+            input: narrated_read(),
+            ..Prompt::default()
+        };
+        HideCallNarration::new(&start(question, Path::new("/tmp")), true)
+            .before_request(&mut prompt);
+        assert_eq!(prompt.input.len(), 4, "{:?}", texts(&prompt.input));
+
+        // Without question focus nothing restates the question, so the narration goes.
+        let mut prompt = Prompt {
+            input: narrated_read(),
+            ..Prompt::default()
+        };
+        HideCallNarration::new(&start(question, Path::new("/tmp")), false)
+            .before_request(&mut prompt);
+        assert_eq!(
+            texts(&prompt.input),
+            [
+                "user: How many rows of sales.csv have the region north?",
+                "call a",
+                "output a"
+            ]
+        );
+
+        // A question that asks for a change is not question focus's, so the narration goes.
+        let change = "Can you change the port in deploy/service.toml to 9000?";
+        let mut prompt = Prompt {
+            input: narrated_read(),
+            ..Prompt::default()
+        };
+        HideCallNarration::new(&start(change, Path::new("/tmp")), true).before_request(&mut prompt);
+        assert_eq!(prompt.input.len(), 3);
     }
 
     #[test]

@@ -175,7 +175,10 @@ impl TurnInspectors {
                     }
                     TurnAid::WriteDiff => Box::new(write_aids::WriteDiff::new(start)),
                     TurnAid::KeepContent => Box::new(keep_content::KeepContent::new(start)),
-                    TurnAid::HideCallNarration => Box::new(call_narration::HideCallNarration),
+                    TurnAid::HideCallNarration => Box::new(call_narration::HideCallNarration::new(
+                        start,
+                        profile.aids.contains(&TurnAid::QuestionFocus),
+                    )),
                     TurnAid::QuestionFocus => Box::new(question_focus::QuestionFocus::new(start)),
                 };
                 (*aid, inspector)

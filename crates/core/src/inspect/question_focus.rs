@@ -105,9 +105,15 @@ pub(crate) struct QuestionFocus {
     require_call: bool,
 }
 
+/// Whether question focus takes part in a turn with this request: a question about the
+/// project that asks for no change.
+pub(crate) fn applies_to(request: &str) -> bool {
+    is_question(request) && !asks_for_change(request)
+}
+
 impl QuestionFocus {
     pub(crate) fn new(start: &TurnStart<'_>) -> Self {
-        let applies = is_question(start.request) && !asks_for_change(start.request);
+        let applies = applies_to(start.request);
         let figure = applies && wants_figure(start.request);
         let (data_heads, csv_recipes) = if figure {
             data_notes(start)

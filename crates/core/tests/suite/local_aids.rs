@@ -257,7 +257,7 @@ async fn a_repeated_call_gets_its_earlier_result_once_and_a_second_repeat_ends_t
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_count_read_by_eye_is_sent_back_to_the_shell_and_call_narration_is_left_out() {
+async fn a_count_read_by_eye_is_sent_back_to_the_shell_and_the_question_keeps_its_narration() {
     let repo = temp_git_repo();
     std::fs::write(
         repo.path().join("sales.csv"),
@@ -303,8 +303,8 @@ async fn a_count_read_by_eye_is_sent_back_to_the_shell_and_call_narration_is_lef
     assert!(read.contains("Do not count or add up by eye"), "{read}");
     let narrated = |request: &CapturedRequest| request.body.to_string().contains("Here's how");
     assert!(
-        !requests[1..].iter().any(narrated),
-        "the announcement is left out of every later request"
+        requests[1..].iter().all(narrated),
+        "on a question that question focus handles, the announcement stays in every later request"
     );
 
     assert_eq!(requests[1].body["tool_choice"], json!("auto"));
@@ -340,6 +340,41 @@ async fn a_count_read_by_eye_is_sent_back_to_the_shell_and_call_narration_is_lef
         rollout.contains(announce),
         "the session file keeps the narration"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_question_focus_the_narration_of_a_call_is_left_out_of_later_requests() {
+    let repo = temp_git_repo();
+    std::fs::write(repo.path().join("notes.txt"), "the port is 8731\n").unwrap();
+    let announce = "I need to read notes.txt. Here's how I can do it:";
+    let server = MockModelServer::start(vec![
+        sse_turn(vec![
+            ev_assistant_message("m1", announce),
+            ev_function_call(
+                "call_read",
+                "read_file",
+                &json!({"file_path": "notes.txt"}).to_string(),
+            ),
+        ]),
+        sse_turn(vec![ev_assistant_message("m2", "The port is 8731.")]),
+    ])
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    home.write_config("[local_model]\nquestion_focus = false\n");
+    let (_manager, thread) = local_thread(&home, repo.path()).await;
+    let _events = run_turn(&thread, "Which port is in notes.txt?", Vec::new()).await;
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "read, then answer");
+    assert!(
+        requests[0].body.to_string().contains("notes.txt"),
+        "the first request holds the question"
+    );
+    assert!(
+        !requests[1].body.to_string().contains("Here's how"),
+        "the announcement is left out of the request after the call"
+    );
+    assert!(requests[1].output_for("call_read").is_some());
+    server.verify();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
