@@ -366,10 +366,6 @@ async fn without_question_focus_the_narration_of_a_call_is_left_out_of_later_req
     let requests = server.requests();
     assert_eq!(requests.len(), 2, "read, then answer");
     assert!(
-        requests[0].body.to_string().contains("notes.txt"),
-        "the first request holds the question"
-    );
-    assert!(
         !requests[1].body.to_string().contains("Here's how"),
         "the announcement is left out of the request after the call"
     );
