@@ -281,7 +281,7 @@ impl Before {
             // The patch ends the file with a line break even where the new text had none.
             let same = |a: &str, b: &str| a.trim_end_matches('\n') == b.trim_end_matches('\n');
             let written = read_small_text(target).is_some_and(|now| same(&now, new));
-            if !written || old == new {
+            if !written || same(old, new) {
                 continue;
             }
             if let Some(extra) = note(path, target, old, new) {
@@ -316,13 +316,29 @@ impl TurnInspector for WriteDiff {
     }
 }
 
+/// `text` ending in exactly one line break (none when empty), as the patch leaves a file.
+fn with_final_line_break(text: &str) -> String {
+    let body = text.trim_end_matches('\n');
+    if body.is_empty() {
+        String::new()
+    } else {
+        format!("{body}\n")
+    }
+}
+
 /// "What changed" for a write: a unified diff with one line of context, at most
 /// [`DIFF_LINES`] lines.
+///
+/// Both sides end in one line break first. A model's `content` often lacks the final one
+/// the patch then adds, and diffed as given, the file's last line came out "removed and
+/// added again" with a no-newline marker: the model read that as a change to a line it had
+/// not touched (in the fix benchmark, the very line with the bug, which it then left).
 fn diff_note(path: &str, old: &str, new: &str) -> String {
+    let (old, new) = (with_final_line_break(old), with_final_line_break(new));
     // A deadline keeps a wholesale rewrite of a big file from costing quadratic time.
     let diff = similar::TextDiff::configure()
         .timeout(std::time::Duration::from_millis(200))
-        .diff_lines(old, new);
+        .diff_lines(&old, &new);
     let text = diff
         .unified_diff()
         .context_radius(1)
@@ -474,6 +490,38 @@ mod tests {
              --- pages.py (before)\n+++ pages.py (now)\n@@ -2,2 +2,2 @@\n     \"\"\"Pages.\"\"\"\n\
              -    return n // k\n+    return n / k\nCheck that this is the change you meant."
         );
+    }
+
+    #[test]
+    fn a_write_without_the_final_line_break_does_not_show_the_last_line_as_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = "def average(values):\n    \"\"\"Mean.\"\"\"\n    total = sum(values)\n    \
+                   return total / (len(values) + 1)\n";
+        // The model's content has no final line break; the patch adds one on disk.
+        let new = "def average(values):\n    if not values:\n        raise ValueError('empty')\n    \
+                   total = sum(values)\n    return total / (len(values) + 1)";
+        std::fs::write(dir.path().join("stats.py"), old).unwrap();
+        let mut aid = WriteDiff::new(&start(dir.path()));
+        aid.before_tool_calls(&[write("w", "stats.py", new)]);
+        std::fs::write(dir.path().join("stats.py"), format!("{new}\n")).unwrap();
+        let mut outputs = vec![output("w", "Wrote stats.py")];
+        aid.after_tool_outputs(&mut outputs);
+        assert_eq!(
+            output_text(&outputs[0]),
+            "Wrote stats.py\n\nWhat changed (- removed, + added):\n\
+             --- stats.py (before)\n+++ stats.py (now)\n@@ -1,3 +1,4 @@\n def average(values):\n\
+             -    \"\"\"Mean.\"\"\"\n+    if not values:\n+        raise ValueError('empty')\n     \
+             total = sum(values)\nCheck that this is the change you meant."
+        );
+
+        // A write that only adds or drops the final line break changed nothing to show.
+        let mut aid = WriteDiff::new(&start(dir.path()));
+        let now = format!("{new}\n");
+        aid.before_tool_calls(&[write("v", "stats.py", new)]);
+        std::fs::write(dir.path().join("stats.py"), &now).unwrap();
+        let mut outputs = vec![output("v", "Wrote stats.py")];
+        aid.after_tool_outputs(&mut outputs);
+        assert_eq!(output_text(&outputs[0]), "Wrote stats.py");
     }
 
     fn edit(id: &str, path: &str, old: &str, new: &str) -> ToolCall {

@@ -210,6 +210,50 @@ async fn a_json_write_with_only_the_keys_to_set_keeps_the_others_and_says_so() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rewrite_without_the_final_line_break_shows_only_the_lines_it_changed() {
+    let repo = temp_git_repo();
+    let old = "def average(values):\n    \"\"\"Mean of a non-empty list.\"\"\"\n    total = sum(values)\n    return total / (len(values) + 1)\n";
+    std::fs::write(repo.path().join("stats.py"), old).unwrap();
+    // As the model writes it: a check added, the docstring gone, no final line break.
+    let content = "def average(values):\n    if not values:\n        raise ValueError('empty')\n    total = sum(values)\n    return total / (len(values) + 1)";
+    let server = MockModelServer::start(vec![
+        sse_turn(vec![ev_function_call(
+            "call_read",
+            "read_file",
+            &json!({"file_path": "stats.py"}).to_string(),
+        )]),
+        sse_turn(vec![ev_function_call(
+            "call_write",
+            "write_file",
+            &json!({"path": "stats.py", "content": content}).to_string(),
+        )]),
+        sse_turn(vec![ev_assistant_message("m1", "Done.")]),
+        sse_turn(vec![ev_assistant_message("m2", "Done.")]),
+    ])
+    .await;
+    let home = TempHome::for_server(&server, WireApi::Responses);
+    home.write_config("approval_policy = \"never\"\nsandbox_mode = \"danger-full-access\"\n");
+    let (_manager, thread) = local_thread(&home, repo.path()).await;
+    let _events = run_turn(&thread, "Make average refuse an empty list.", Vec::new()).await;
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join("stats.py")).unwrap(),
+        format!("{content}\n")
+    );
+    let requests = server.requests();
+    let result = requests[2].output_for("call_write").unwrap();
+    assert!(
+        result.contains(
+            "-    \"\"\"Mean of a non-empty list.\"\"\"\n+    if not values:\n+        raise ValueError('empty')\n"
+        ),
+        "the diff shows the lines that changed: {result}"
+    );
+    // The line with the bug was not touched, and the diff must not say it was.
+    assert!(!result.contains("-    return total"), "{result}");
+    assert!(!result.contains("No newline"), "{result}");
+    server.verify();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_repeated_call_gets_its_earlier_result_once_and_a_second_repeat_ends_the_turn() {
     let repo = temp_git_repo();
     std::fs::create_dir_all(repo.path().join("deploy")).unwrap();
