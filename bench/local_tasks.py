@@ -18,9 +18,10 @@ provider, with the quality aids switched on one by one through `-c local_model.*
 
 Aids (`--mode aids`): the default configuration ("all aids"), then each of the local
 profile's harness aids (read before write, verify the named check, answer from evidence,
-related files, write diff, the edit tool, the expected-output check, the named check's
-protection, the repeat nudge, read-only questions) switched off alone ("-edit_tool", …),
-then all of them off together ("none of these").
+related files, the edit tool, the expected-output check, the named check's protection, the
+repeat nudge, read-only questions, …) switched off alone ("-edit_tool", …), an aid that is
+off by default (the write diff) switched on alone instead ("+write_diff"), then all of them
+off together ("none of these").
 
 Harnesses (`--mode harness`): the same model behind `osprey model serve`, driven by the
 reference Codex CLI and by Osprey's normal (hosted-model) harness, each with its own tools and
@@ -83,7 +84,11 @@ AIDS = ["read_before_write", "verify_named_check", "answer_from_evidence", "rela
         "hide_call_narration", "question_focus", "keep_content", "fix_failed_check",
         "missing_name", "context_echo", "strip_line_numbers",
         "quoted_arguments"]
-AID_ABLATION = ([("all aids", {})] + [(f"-{aid}", {aid: "false"}) for aid in AIDS]
+# Aids that are off by default: their row switches the aid on ("+write_diff") instead.
+OFF_BY_DEFAULT = ["write_diff"]
+AID_ABLATION = ([("all aids", {})]
+                + [(f"+{aid}", {aid: "true"}) if aid in OFF_BY_DEFAULT
+                   else (f"-{aid}", {aid: "false"}) for aid in AIDS]
                 + [("none of these", {aid: "false" for aid in AIDS})])
 
 

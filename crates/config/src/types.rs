@@ -74,7 +74,8 @@ pub struct LocalModelConfig {
     pub missing_name: bool,
     /// When a one-line program failed on its quoting, give the command quoted right.
     pub quoted_arguments: bool,
-    /// Show each write's diff in its result.
+    /// Show each write's diff in its result. Off by default: measured on the task set, the
+    /// diff of the model's own rewrite kept it on a wrong fix (docs/local-model.md).
     pub write_diff: bool,
     /// Refuse once a whole-file write that would drop most of an existing file, offering a
     /// write that keeps it.
@@ -117,7 +118,7 @@ impl Default for LocalModelConfig {
             related_files: true,
             missing_name: true,
             quoted_arguments: true,
-            write_diff: true,
+            write_diff: false,
             keep_content: true,
             hide_call_narration: true,
             question_focus: true,

@@ -238,10 +238,12 @@ fn for_tests_reads_the_home_and_its_requirements() {
 }
 
 #[test]
-fn local_model_settings_default_to_every_aid_on() {
+fn local_model_settings_default_to_every_aid_on_but_the_write_diff() {
     let fx = Fixture::new();
     let c = fx.build().unwrap().config;
     assert_eq!(c.local_model, LocalModelConfig::default());
+    assert!(c.local_model.read_before_write && c.local_model.edit_tool);
+    assert!(!c.local_model.write_diff);
     assert!(c.local_model.constrained_decoding && c.local_model.loop_guard);
     assert!(c.local_model.prefix_cache);
     assert_eq!(c.local_model.tool_profile, LocalToolProfile::Local);
@@ -250,7 +252,7 @@ fn local_model_settings_default_to_every_aid_on() {
         "[local_model]\ncontext_tokens = 16384\nthreads = 2\nmax_output_tokens = 800\n\
          constrained_decoding = false\ntool_profile = \"standard\"\nloop_guard = false\n\
          prefix_cache = false\nread_before_write = false\nverify_named_check = false\n\
-         answer_from_evidence = false\nrelated_files = false\nwrite_diff = false\n\
+         answer_from_evidence = false\nrelated_files = false\nwrite_diff = true\n\
          edit_tool = false\ncheck_expected_output = false\n\
          protect_named_check = false\nrepeat_nudge = false\nquestion_read_only = false\n\
          hide_call_narration = false\nquestion_focus = false\nkeep_content = false\n\
@@ -282,7 +284,7 @@ fn local_model_settings_default_to_every_aid_on() {
             related_files: false,
             missing_name: false,
             quoted_arguments: false,
-            write_diff: false,
+            write_diff: true,
             keep_content: false,
             hide_call_narration: false,
             question_focus: false,

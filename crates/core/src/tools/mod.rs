@@ -313,10 +313,19 @@ mod tests {
             TurnAid::StripLineNumbers,
             TurnAid::QuotedArguments,
         ];
-        let all = profile_for(&local_config(osprey_config::LocalToolProfile::Local));
-        assert!(aids.iter().all(|aid| all.has_aid(*aid)), "on by default");
-        for (i, aid) in aids.iter().enumerate() {
+        // Every aid on: the defaults, plus write_diff, which is off by default.
+        let all_on = || {
             let mut config = local_config(osprey_config::LocalToolProfile::Local);
+            config.local_model.write_diff = true;
+            config
+        };
+        let all = profile_for(&all_on());
+        assert!(aids.iter().all(|aid| all.has_aid(*aid)), "each can be on");
+        let defaults = profile_for(&local_config(osprey_config::LocalToolProfile::Local));
+        let off_by_default: Vec<_> = aids.iter().filter(|aid| !defaults.has_aid(**aid)).collect();
+        assert_eq!(off_by_default, [&TurnAid::WriteDiff]);
+        for (i, aid) in aids.iter().enumerate() {
+            let mut config = all_on();
             let switches = [
                 &mut config.local_model.read_before_write,
                 &mut config.local_model.repeat_nudge,
