@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """What each harness aid costs, per task: the "all aids" runs against the runs with that one
-aid switched off ("-aid"), from the JSON lines `local_tasks.py --mode aids` prints.
+aid switched off ("-aid"), from the JSON lines `local_tasks.py --mode aids` prints. An aid
+that is off by default is measured the other way round: its "+aid" runs (switched on) against
+the "all aids" runs (where it is off).
 
 For every task an aid-off configuration ran, one row: the runs with all aids (solved/runs,
 mean wall seconds of the solved runs, or of all when none solved), the runs without the aid
@@ -63,19 +65,21 @@ def main():
     for r in runs:
         if r["config"] == "all aids":
             baseline.setdefault(r["task"], []).append(r)
-    print("| aid off | task | all aids: solved, mean s | aid off: solved, mean s "
+    print("| aid switched | task | with the aid: solved, mean s | without it: solved, mean s "
           "| with / without | |")
     print("|---|---|---|---|---|---|")
-    labels = sorted({r["config"] for r in runs if r["config"].startswith("-")})
+    labels = sorted({r["config"] for r in runs if r["config"][:1] in "-+"})
     for label in labels:
         by_task = {}
         for r in runs:
             if r["config"] == label:
                 by_task.setdefault(r["task"], []).append(r)
-        for task, off in by_task.items():
+        for task, switched in by_task.items():
             if task not in baseline:
                 continue
-            with_aid, without = summary(baseline[task]), summary(off)
+            with_aid, without = summary(baseline[task]), summary(switched)
+            if label.startswith("+"):
+                with_aid, without = without, with_aid
             ratio, marks = verdict(with_aid, without)
             print(f"| {label} | {task} | {with_aid[0]}/{with_aid[1]}, {with_aid[2]:.0f} "
                   f"| {without[0]}/{without[1]}, {without[2]:.0f} | {ratio:.2f} | {marks} |")
