@@ -40,6 +40,16 @@ async fn local_thread(home: &TempHome, repo: &Path) -> (ThreadManager, Arc<Ospre
     (manager, thread)
 }
 
+/// Writes `home`'s config for a turn that needs no one: no approvals, no sandbox (the
+/// writes and commands happen for real), and `local_model` (TOML lines) under
+/// `[local_model]`.
+fn unattended(home: &TempHome, local_model: &str) {
+    home.write_config(&format!(
+        "approval_policy = \"never\"\nsandbox_mode = \"danger-full-access\"\n\
+         [local_model]\n{local_model}"
+    ));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_write_does_not_stop_the_reads_of_its_batch() {
     let repo = temp_git_repo();
@@ -116,10 +126,7 @@ async fn an_edit_changes_one_span_through_the_patch_path_and_a_wrong_span_says_w
     .await;
     let home = TempHome::for_server(&server, WireApi::Responses);
     // The write diff (off by default) on, to see that it covers edits.
-    home.write_config(
-        "approval_policy = \"never\"\nsandbox_mode = \"danger-full-access\"\n\
-         [local_model]\nwrite_diff = true\n",
-    );
+    unattended(&home, "write_diff = true\n");
     let (_manager, thread) = local_thread(&home, repo.path()).await;
     let events = run_turn(&thread, "In config.json, set debug to false.", Vec::new()).await;
     assert_eq!(
@@ -185,7 +192,7 @@ async fn a_json_write_with_only_the_keys_to_set_keeps_the_others_and_says_so() {
     ])
     .await;
     let home = TempHome::for_server(&server, WireApi::Responses);
-    home.write_config("approval_policy = \"never\"\nsandbox_mode = \"danger-full-access\"\n");
+    unattended(&home, "");
     let (_manager, thread) = local_thread(&home, repo.path()).await;
     let prompt = "In config.json, set debug to false and add retries with the value 3.";
     let _events = run_turn(&thread, prompt, Vec::new()).await;
@@ -234,10 +241,7 @@ async fn a_rewrite_without_the_final_line_break_shows_only_the_lines_it_changed_
     ])
     .await;
     let home = TempHome::for_server(&server, WireApi::Responses);
-    home.write_config(
-        "approval_policy = \"never\"\nsandbox_mode = \"danger-full-access\"\n\
-         [local_model]\nwrite_diff = true\n",
-    );
+    unattended(&home, "write_diff = true\n");
     let (_manager, thread) = local_thread(&home, repo.path()).await;
     let _events = run_turn(&thread, "Make average refuse an empty list.", Vec::new()).await;
     assert_eq!(
@@ -449,7 +453,7 @@ async fn a_name_error_from_a_real_python_run_says_which_file_defines_the_name() 
     ])
     .await;
     let home = TempHome::for_server(&server, WireApi::Responses);
-    home.write_config("approval_policy = \"never\"\nsandbox_mode = \"danger-full-access\"\n");
+    unattended(&home, "");
     let (_manager, thread) = local_thread(&home, repo.path()).await;
     let request = "Create add.py with a function add(a, b) and test_add.py with a test for it.";
     let _events = run_turn(&thread, request, Vec::new()).await;
@@ -497,7 +501,7 @@ async fn a_rename_made_by_a_real_sed_in_one_file_names_the_files_still_to_change
     ])
     .await;
     let home = TempHome::for_server(&server, WireApi::Responses);
-    home.write_config("approval_policy = \"never\"\nsandbox_mode = \"danger-full-access\"\n");
+    unattended(&home, "");
     let (_manager, thread) = local_thread(&home, repo.path()).await;
     let _events = run_turn(&thread, "Rename calc_tax to compute_tax.", Vec::new()).await;
     let invoice = std::fs::read_to_string(repo.path().join("invoice.py")).unwrap();
@@ -537,7 +541,7 @@ async fn a_real_unittest_run_that_found_no_tests_is_not_taken_for_a_pass() {
     ])
     .await;
     let home = TempHome::for_server(&server, WireApi::Responses);
-    home.write_config("approval_policy = \"never\"\nsandbox_mode = \"danger-full-access\"\n");
+    unattended(&home, "");
     let (_manager, thread) = local_thread(&home, repo.path()).await;
     let request = "Create add.py with a function add(a, b) and test_add.py with a unittest \
                    test case for it. Then run the tests with python3 -m unittest.";
@@ -593,7 +597,7 @@ async fn a_one_line_program_with_its_arguments_inside_the_quotes_is_run_quoted_r
     ])
     .await;
     let home = TempHome::for_server(&server, WireApi::Responses);
-    home.write_config("approval_policy = \"never\"\nsandbox_mode = \"danger-full-access\"\n");
+    unattended(&home, "");
     let (_manager, thread) = local_thread(&home, repo.path()).await;
     let request = "How many rows of sales.csv have the region north? Reply with the number.";
     let _events = run_turn(&thread, request, Vec::new()).await;
@@ -642,7 +646,7 @@ async fn a_failed_edit_sent_again_is_made_with_the_correction_its_failure_offere
     ])
     .await;
     let home = TempHome::for_server(&server, WireApi::Responses);
-    home.write_config("approval_policy = \"never\"\nsandbox_mode = \"danger-full-access\"\n");
+    unattended(&home, "");
     let (_manager, thread) = local_thread(&home, repo.path()).await;
     let _events = run_turn(
         &thread,
