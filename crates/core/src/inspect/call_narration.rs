@@ -138,15 +138,9 @@ mod tests {
             call("b"),
             output("b"),
         ];
-        let mut prompt = Prompt {
-            input: items,
-            ..Prompt::default()
-        };
         let request = "Fix the port the ledger service listens on.";
-        HideCallNarration::new(&start(request, Path::new("/tmp")), true)
-            .before_request(&mut prompt);
         assert_eq!(
-            texts(&prompt.input),
+            hidden(items, request, true),
             [
                 "developer: rules",
                 "user: Which port does the ledger service listen on?",
@@ -161,50 +155,48 @@ mod tests {
         );
     }
 
-    fn narrated_read() -> Vec<ResponseItem> {
-        vec![
-            ResponseItem::user_text("How many rows of sales.csv have the region north?"),
-            ResponseItem::assistant_text("To answer this question, I need to:"),
-            call("a"),
-            output("a"),
-        ]
+    /// The prompt's items as [`texts`] shows them, after the aid ran for a turn on `request`
+    /// (with question focus on or off).
+    fn hidden(items: Vec<ResponseItem>, request: &str, question_focus_on: bool) -> Vec<String> {
+        let mut prompt = Prompt {
+            input: items,
+            ..Prompt::default()
+        };
+        HideCallNarration::new(&start(request, Path::new("/tmp")), question_focus_on)
+            .before_request(&mut prompt);
+        texts(&prompt.input)
     }
 
     #[test]
     fn on_a_question_that_question_focus_handles_the_narration_stays() {
         let question = "How many rows of sales.csv have the region north?";
-        let mut prompt = Prompt {
-            input: narrated_read(),
-            ..Prompt::default()
+        let narrated_read = || {
+            vec![
+                ResponseItem::user_text(question),
+                ResponseItem::assistant_text("To answer this question, I need to:"),
+                call("a"),
+                output("a"),
+            ]
         };
-        HideCallNarration::new(&start(question, Path::new("/tmp")), true)
-            .before_request(&mut prompt);
-        assert_eq!(prompt.input.len(), 4, "{:?}", texts(&prompt.input));
-
-        // Without question focus nothing restates the question, so the narration goes.
-        let mut prompt = Prompt {
-            input: narrated_read(),
-            ..Prompt::default()
-        };
-        HideCallNarration::new(&start(question, Path::new("/tmp")), false)
-            .before_request(&mut prompt);
+        let without_narration = [
+            format!("user: {question}"),
+            "call a".into(),
+            "output a".into(),
+        ];
         assert_eq!(
-            texts(&prompt.input),
+            hidden(narrated_read(), question, true),
             [
-                "user: How many rows of sales.csv have the region north?",
-                "call a",
-                "output a"
+                format!("user: {question}"),
+                "assistant: To answer this question, I need to:".into(),
+                "call a".into(),
+                "output a".into(),
             ]
         );
-
+        // Without question focus nothing restates the question, so the narration goes.
+        assert_eq!(hidden(narrated_read(), question, false), without_narration);
         // A question that asks for a change is not question focus's, so the narration goes.
         let change = "Can you change the port in deploy/service.toml to 9000?";
-        let mut prompt = Prompt {
-            input: narrated_read(),
-            ..Prompt::default()
-        };
-        HideCallNarration::new(&start(change, Path::new("/tmp")), true).before_request(&mut prompt);
-        assert_eq!(prompt.input.len(), 3);
+        assert_eq!(hidden(narrated_read(), change, true), without_narration);
     }
 
     #[test]

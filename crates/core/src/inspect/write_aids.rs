@@ -265,7 +265,12 @@ impl Before {
     }
 
     /// Applies `note` to each output of a write that took effect (the file now holds the new
-    /// content and it differs from the old); `note` returns text to append.
+    /// content and it differs from the old); `note` returns text to append. `note` gets the
+    /// old and new content each ending in one line break, as the patch leaves a file: a
+    /// model's `content` often lacks the final one, and compared as given, the file's last
+    /// line would look changed when it is not (a diff showed it "removed and added again"
+    /// under a no-newline marker, and the model took that as a change to a line it had not
+    /// touched — in the fix benchmark, the very line with the bug).
     pub(super) fn annotate(
         &self,
         outputs: &mut [ResponseItem],
@@ -278,13 +283,13 @@ impl Before {
             let Some((path, target, old, new)) = self.writes.get(call_id.as_str()) else {
                 continue;
             };
-            // The patch ends the file with a line break even where the new text had none.
-            let same = |a: &str, b: &str| a.trim_end_matches('\n') == b.trim_end_matches('\n');
-            let written = read_small_text(target).is_some_and(|now| same(&now, new));
-            if !written || same(old, new) {
+            let (old, new) = (with_final_line_break(old), with_final_line_break(new));
+            let written =
+                read_small_text(target).is_some_and(|now| with_final_line_break(&now) == new);
+            if !written || old == new {
                 continue;
             }
-            if let Some(extra) = note(path, target, old, new) {
+            if let Some(extra) = note(path, target, &old, &new) {
                 append_note(output, &extra);
             }
         }
@@ -328,17 +333,11 @@ fn with_final_line_break(text: &str) -> String {
 
 /// "What changed" for a write: a unified diff with one line of context, at most
 /// [`DIFF_LINES`] lines.
-///
-/// Both sides end in one line break first. A model's `content` often lacks the final one
-/// the patch then adds, and diffed as given, the file's last line came out "removed and
-/// added again" with a no-newline marker: the model read that as a change to a line it had
-/// not touched (in the fix benchmark, the very line with the bug, which it then left).
 fn diff_note(path: &str, old: &str, new: &str) -> String {
-    let (old, new) = (with_final_line_break(old), with_final_line_break(new));
     // A deadline keeps a wholesale rewrite of a big file from costing quadratic time.
     let diff = similar::TextDiff::configure()
         .timeout(std::time::Duration::from_millis(200))
-        .diff_lines(&old, &new);
+        .diff_lines(old, new);
     let text = diff
         .unified_diff()
         .context_radius(1)
